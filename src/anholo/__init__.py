@@ -1,0 +1,58 @@
+"""anholo — nonholonomic mechanics in the language of anholonomic frames.
+
+The mathematics and its sign conventions are documented in the docs' theory
+page (from THEORY.md); every public function cites the formula it implements.
+"""
+
+from .errors import (
+    AnholoError,
+    DimensionError,
+    IrregularLagrangianError,
+    NonlinearConstraintError,
+    SingularFrameError,
+    SystemFileError,
+    UnknownExampleError,
+    UnknownSymbolError,
+)
+from .geometry import (
+    Chart,
+    Form,
+    Frame,
+    SecondOrderField,
+    TangentBundle,
+    TangentField,
+    VectorField,
+    exterior_derivative,
+    interior_product,
+    velocity_symbol,
+    wedge,
+)
+from .dynamics import CartanSolution, HamelEquations, Lagrangian, solve_cartan_equation
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AnholoError",
+    "DimensionError",
+    "IrregularLagrangianError",
+    "NonlinearConstraintError",
+    "SingularFrameError",
+    "SystemFileError",
+    "UnknownExampleError",
+    "UnknownSymbolError",
+    "Chart",
+    "VectorField",
+    "Frame",
+    "TangentBundle",
+    "TangentField",
+    "SecondOrderField",
+    "Form",
+    "wedge",
+    "exterior_derivative",
+    "interior_product",
+    "velocity_symbol",
+    "Lagrangian",
+    "HamelEquations",
+    "CartanSolution",
+    "solve_cartan_equation",
+]

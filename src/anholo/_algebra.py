@@ -1,0 +1,257 @@
+"""Small symbolic-algebra utilities shared by the geometry and dynamics modules.
+
+Policy (DEVELOPERS.md): no blanket ``simplify`` on hot paths.  Zero tests and
+pivot choices are made by evaluating at random numerical points (a nonzero
+value proves an expression nonzero; a zero at several independent random
+points makes it zero with probability one for the analytic expressions that
+occur here), and expressions are kept small with ``cancel`` only.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import sympy as sp
+
+__all__ = [
+    "tidy",
+    "invert",
+    "free_symbols",
+    "random_point",
+    "numeric_value",
+    "numerically_zero",
+    "LinearSolution",
+    "solve_generic",
+]
+
+_TRIG_HYPER = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc, sp.sinh, sp.cosh, sp.tanh)
+
+
+def _pythagorean_reduce(expr: sp.Expr) -> sp.Expr:
+    """Reduce a rational function of sin(a), cos(a) modulo ``sin(a)^2 + cos(a)^2 − 1``.
+
+    sin/cos of each argument become polynomial generators S, C; numerator and
+    denominator are replaced by their remainders on division by ``S^2 + C^2 − 1``
+    in S (a canonical form: at most linear in S), then ``cancel`` is applied.
+    """
+    expr = expr.rewrite(sp.tan, sp.sin).rewrite(sp.cot, sp.sin) if expr.has(sp.tan, sp.cot) else expr
+    expr = expr.rewrite(sp.cos) if expr.has(sp.sec, sp.csc) else expr
+    args = {f.args[0] for f in expr.atoms(sp.sin, sp.cos)}
+    if not args:
+        return expr
+    repl, back, relations = {}, {}, []
+    for k, a in enumerate(sorted(args, key=sp.default_sort_key)):
+        S, C = sp.Dummy(f"S{k}"), sp.Dummy(f"C{k}")
+        repl[sp.sin(a)], repl[sp.cos(a)] = S, C
+        back[S], back[C] = sp.sin(a), sp.cos(a)
+        relations.append((S, C))
+    num, den = sp.fraction(sp.cancel(expr.xreplace(repl)))
+    for S, C in relations:
+        rel = S**2 + C**2 - 1
+        if num.has(S):
+            num = sp.rem(num, rel, S)
+        if den.has(S):
+            den = sp.rem(den, rel, S)
+    return sp.cancel(num / den).xreplace(back)
+
+
+def tidy(expr: sp.Expr) -> sp.Expr:
+    """Put ``expr`` into a compact normal form, cheaply.
+
+    ``cancel`` (rational normal form with non-polynomial parts as generators);
+    if sines and cosines occur, they are reduced modulo ``sin^2 + cos^2 = 1``
+    (:func:`_pythagorean_reduce`), never with ``trigsimp``.  Used once per frame
+    on n^2 entries (inverse matrix, structure functions), not in dynamics loops.
+    """
+    expr = sp.sympify(expr)
+    if expr.is_Atom:
+        return expr
+    reduced = sp.cancel(expr)
+    if reduced.has(*_TRIG_HYPER):
+        try:
+            candidate = _pythagorean_reduce(reduced)
+        except (sp.PolynomialError, sp.polys.polyerrors.PolificationFailed):
+            candidate = reduced
+        if sp.count_ops(candidate) <= sp.count_ops(reduced):
+            reduced = candidate
+    return reduced
+
+
+def invert(matrix: sp.Matrix, det: sp.Expr | None = None) -> sp.ImmutableMatrix:
+    """Inverse by adjugate over determinant, each entry put through :func:`tidy`.
+
+    Avoids ``Matrix.inv``, whose invertibility check calls ``simplify``.  The
+    caller is responsible for having checked that ``det`` is not identically zero.
+    """
+    M = sp.Matrix(matrix)
+    det = M.det(method="berkowitz") if det is None else det
+    adj = M.adjugate(method="berkowitz")
+    return sp.ImmutableMatrix(M.rows, M.cols, [tidy(e / det) for e in adj])
+
+
+def free_symbols(exprs: Iterable) -> set[sp.Symbol]:
+    out: set[sp.Symbol] = set()
+    for e in exprs:
+        out |= sp.sympify(e).free_symbols
+    return out
+
+
+def random_point(symbols: Iterable[sp.Symbol], rng: random.Random | None = None) -> dict:
+    """A random point for the given symbols, respecting positivity assumptions.
+
+    Values are drawn from (0.3, 1.3) for positive symbols and (-1.3, 1.3) away
+    from 0 otherwise, as exact rationals with small denominators avoided (so
+    special values such as 0, 1, pi/2 are hit with probability ~0).
+    """
+    rng = rng or random.Random()
+    point = {}
+    for s in sorted(symbols, key=sp.default_sort_key):
+        if s.is_positive or s.is_nonnegative:
+            val = rng.uniform(0.3, 1.3)
+        else:
+            val = rng.uniform(0.25, 1.3) * rng.choice((-1, 1))
+        point[s] = sp.Float(val, 30)
+    return point
+
+
+def numeric_value(expr: sp.Expr, point: Mapping) -> complex:
+    """Evaluate ``expr`` at ``point`` (a dict symbol -> number) as a Python complex."""
+    val = sp.sympify(expr).xreplace(dict(point))
+    try:
+        return complex(val.evalf(30))
+    except (TypeError, ValueError):
+        # Undefined functions or leftover symbols: treat as "unknown", i.e. not provably zero.
+        return complex("nan")
+
+
+def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-12) -> bool:
+    """True if ``expr`` vanishes (to ``tol`` relative to 1) at every point.
+
+    An expression with symbols not covered by the points is considered nonzero
+    unless it is structurally zero.
+    """
+    expr = sp.sympify(expr)
+    if expr == 0:
+        return True
+    for point in points:
+        val = numeric_value(expr, point)
+        if val != val or abs(val) > tol:  # NaN or clearly nonzero
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class LinearSolution:
+    """General solution of a linear system ``M z = b`` with symbolic entries.
+
+    Attributes
+    ----------
+    particular : tuple
+        One solution (free unknowns set to zero), valid where ``conditions`` hold.
+    free_directions : tuple of tuples
+        A basis of the kernel of ``M`` (at a generic point): the general solution
+        is ``particular + sum_k c_k free_directions[k]`` with arbitrary ``c_k``.
+    free_unknowns : tuple of int
+        Indices of the unknowns that were left free (one per free direction).
+    conditions : tuple
+        Expressions that must vanish for the system to be solvable (the
+        compatibility conditions), already reduced with ``cancel``/``factor``.
+    rank : int
+        Generic rank of ``M``.
+    """
+
+    particular: tuple
+    free_directions: tuple
+    free_unknowns: tuple
+    conditions: tuple
+    rank: int
+
+
+def solve_generic(
+    matrix: sp.Matrix,
+    rhs: Sequence,
+    *,
+    column_order: Sequence[int] | None = None,
+    seed: int = 20261122,
+) -> LinearSolution:
+    """Solve ``matrix * z = rhs`` at a generic point of the space of its symbols.
+
+    Gaussian elimination whose pivots are chosen numerically nonzero at random
+    points, so the rank found is the generic rank.  Columns are tried in
+    ``column_order`` (default: natural order); an unknown whose column gets no
+    pivot is free.  Rows left without a pivot give compatibility conditions
+    ``rhs_reduced = 0``.  No ``simplify`` is used: entries are kept in
+    ``cancel`` normal form.
+    """
+    nrows, ncols = matrix.shape
+    order = list(range(ncols)) if column_order is None else list(column_order)
+    rows = [[sp.sympify(matrix[r, c]) for c in range(ncols)] + [sp.sympify(rhs[r])] for r in range(nrows)]
+    symbols = free_symbols(e for row in rows for e in row)
+    rng = random.Random(seed)
+    points = [random_point(symbols, rng) for _ in range(2)]
+
+    pivot_of_col: dict[int, int] = {}
+    used_rows: set[int] = set()
+    for col in order:
+        best = None
+        best_ops = None
+        for r in range(nrows):
+            if r in used_rows:
+                continue
+            entry = rows[r][col]
+            if entry == 0 or numerically_zero(entry, points[:1]):
+                continue
+            ops = sp.count_ops(entry)
+            if best is None or ops < best_ops:
+                best, best_ops = r, ops
+        if best is None:
+            continue
+        pivot_of_col[col] = best
+        used_rows.add(best)
+        prow = rows[best]
+        piv = prow[col]
+        prow = [sp.cancel(e / piv) if e != 0 else e for e in prow]
+        rows[best] = prow
+        for r in range(nrows):
+            if r == best:
+                continue
+            factor = rows[r][col]
+            if factor == 0:
+                continue
+            rows[r] = [
+                sp.cancel(e - factor * pe) if pe != 0 else e for e, pe in zip(rows[r], prow)
+            ]
+            rows[r][col] = sp.S.Zero
+
+    conditions = []
+    for r in range(nrows):
+        if r in used_rows:
+            continue
+        # generic rank reached: the coefficients of this row vanish identically
+        residual = rows[r][-1]
+        if residual != 0 and not numerically_zero(residual, points):
+            coeff, core = sp.factor(residual).as_coeff_Mul()
+            conditions.append(core if coeff.is_number and coeff != 0 else coeff * core)
+
+    free_cols = [c for c in order if c not in pivot_of_col]
+    particular = [sp.S.Zero] * ncols
+    for col, r in pivot_of_col.items():
+        particular[col] = rows[r][-1]
+    directions = []
+    for fc in free_cols:
+        vec = [sp.S.Zero] * ncols
+        vec[fc] = sp.S.One
+        for col, r in pivot_of_col.items():
+            coeff = rows[r][fc]
+            if coeff != 0 and not numerically_zero(coeff, points):
+                vec[col] = sp.cancel(-coeff)
+        directions.append(tuple(vec))
+    return LinearSolution(
+        particular=tuple(particular),
+        free_directions=tuple(directions),
+        free_unknowns=tuple(free_cols),
+        conditions=tuple(conditions),
+        rank=len(pivot_of_col),
+    )

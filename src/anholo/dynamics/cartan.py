@@ -1,0 +1,166 @@
+"""The Cartan-form equation ``i_Γ dθ_L = −dE_L`` for regular and singular L (THEORY §3).
+
+For a general field ``Γ = A^i X_i^C + B^i X_i^V (+ Λ_r ∂/∂λ_r)`` the equation is
+linear in the unknowns ``z = (A, B, Λ)``: with W the matrix of ``dθ_L`` in the
+lifted coframe, ``i_Γ dθ_L = Wᵀ z``, so ``Wᵀ z = −dE_L``.  Evaluating on
+``X_j^V`` and ``X_j^C`` gives
+
+    g_ij (A^i − v^i) = 0,
+    Γ(p_j) − X_j^C(L) − (A^i − v^i) X_j^C(p_i) + R^i_jk (A^k − v^k) p_i = 0.
+
+For regular L the solution is the unique SODE of Prop. 1.  For singular L
+(e.g. the vakonomic Lagrangian ``L + λ_a v^a``) the system may be
+under-determined, or solvable only where some functions vanish: the solver
+returns both, never fails.  Unknowns are eliminated in the order A, B, Λ, so
+the free unknowns are the last ones possible (Λ before B before A).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+import random
+
+from .._algebra import free_symbols, numerically_zero, random_point, solve_generic
+from ..errors import IrregularLagrangianError
+from ..geometry.tangent import SecondOrderField, TangentField
+
+__all__ = ["CartanSolution", "solve_cartan_equation"]
+
+
+@dataclass(frozen=True, eq=False)
+class CartanSolution:
+    """General solution of ``i_Γ dθ_L = −dE_L``.
+
+    Attributes
+    ----------
+    lagrangian : Lagrangian
+    particular : TangentField
+        One solution (free unknowns set to zero), valid where ``conditions`` vanish.
+    free_directions : tuple of TangentField
+        Fields K with ``i_K dθ_L = 0``: every ``particular + Σ c_k K_k`` (c_k arbitrary
+        functions) is a solution.
+    free_unknowns : tuple of str
+        Names of the unknowns left free, e.g. ``("Lambda1",)`` or ``("B2",)``.
+    conditions : tuple
+        Functions that must vanish where a solution exists (empty: everywhere).
+    restriction : dict
+        The substitution that defined the submanifold solved on (``on=``).
+    """
+
+    lagrangian: object
+    particular_components: tuple
+    free_components: tuple
+    free_unknowns: tuple
+    conditions: tuple
+    restriction: dict
+
+    def _field(self, z) -> TangentField:
+        b = self.lagrangian.bundle
+        n, N = b.dim, b.size
+        return b.field_from_frame(z[:n], z[n:2 * n], z[2 * n:N])
+
+    @property
+    def particular(self) -> TangentField:
+        """The particular solution as a field on TQ."""
+        return self._field(self.particular_components)
+
+    @property
+    def free_directions(self) -> tuple:
+        """Kernel directions K (``i_K dθ_L = 0``) as fields on TQ."""
+        return tuple(self._field(z) for z in self.free_components)
+
+    def frame_components(self) -> tuple:
+        """``(A, B, Λ)`` of the particular solution in the lifted frame."""
+        z, n = self.particular_components, self.lagrangian.bundle.dim
+        return z[:n], z[n:2 * n], z[2 * n:]
+
+    @property
+    def is_unique(self) -> bool:
+        """True if there are no free directions."""
+        return not self.free_components
+
+    @property
+    def is_everywhere_solvable(self) -> bool:
+        """True if there are no solvability conditions."""
+        return not self.conditions
+
+    def is_second_order(self) -> bool:
+        """True if the particular solution has ``A^i = v^i`` (on the restriction)."""
+        A, _, _ = self.frame_components()
+        v = self.lagrangian.bundle.quasi_velocities
+        diffs = [a - vi.xreplace(self.restriction) for a, vi in zip(A, v)]
+        pts = [random_point(free_symbols(diffs), random.Random(s)) for s in (1, 2)]
+        return all(numerically_zero(d, pts) for d in diffs)
+
+    def field(self) -> SecondOrderField:
+        """The unique solution as a :class:`SecondOrderField`.
+
+        Raises
+        ------
+        IrregularLagrangianError
+            If the solution is not unique, not everywhere solvable or not second order.
+        """
+        if not self.is_unique or self.conditions or not self.is_second_order():
+            raise IrregularLagrangianError(
+                "the Cartan equation has no unique second-order solution here: "
+                f"free unknowns {list(self.free_unknowns)}, conditions {[str(c) for c in self.conditions]}. "
+                "Inspect .particular, .free_directions and .conditions."
+            )
+        _, B, extra = self.frame_components()
+        return SecondOrderField(self.lagrangian.bundle, B, extra)
+
+    def __str__(self):
+        lines = ["Solution of i_Γ dθ_L = −dE_L:"]
+        names = _unknown_names(self.lagrangian.bundle)
+        for name, val in zip(names, self.particular_components):
+            lines.append(f"  {name} = {val}")
+        if self.free_unknowns:
+            lines.append(f"  free unknowns: {', '.join(self.free_unknowns)}")
+        if self.conditions:
+            lines.append("  solvable only where: " + ", ".join(f"{c} = 0" for c in self.conditions))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        names = _unknown_names(self.lagrangian.bundle)
+        return {
+            "particular": {n: str(v) for n, v in zip(names, self.particular_components)},
+            "free_unknowns": list(self.free_unknowns),
+            "conditions": [str(c) for c in self.conditions],
+        }
+
+
+def _unknown_names(bundle) -> list:
+    n = bundle.dim
+    return (
+        [f"A{i + 1}" for i in range(n)]
+        + [f"B{i + 1}" for i in range(n)]
+        + [f"{s.name}_rate" for s in bundle.extra]
+    )
+
+
+def solve_cartan_equation(lagrangian, on=None) -> CartanSolution:
+    """Solve ``i_Γ dθ_L = −dE_L`` for ``Γ = A^i X_i^C + B^i X_i^V + Λ_r ∂/∂λ_r`` (THEORY §3).
+
+    ``on`` restricts the problem to a submanifold given as a graph
+    ``{symbol: expression}`` (e.g. the constraint submanifold ``{v3: 0}``).
+    """
+    bundle = lagrangian.bundle
+    restriction = dict(on or {})
+    W = lagrangian.cartan_two_form.as_matrix()
+    dE = lagrangian.energy_differential.as_vector()
+    if restriction:
+        W = W.xreplace(restriction)
+        dE = dE.xreplace(restriction)
+    sol = solve_generic(W.T, list(-dE))
+    names = _unknown_names(bundle)
+    return CartanSolution(
+        lagrangian=lagrangian,
+        particular_components=sol.particular,
+        free_components=sol.free_directions,
+        free_unknowns=tuple(names[k] for k in sol.free_unknowns),
+        conditions=sol.conditions,
+        restriction=restriction,
+    )

@@ -1,0 +1,252 @@
+"""Lagrangians in the Hamel chart, Cartan forms and the Euler–Lagrange field (THEORY §3).
+
+With ``p_i = ∂L/∂v^i = X_i^V(L)`` and the frame Hessian ``g_ij = ∂²L/∂v^i∂v^j``:
+
+* energy ``E_L = Δ(L) − L = v^i p_i − L``;
+* Cartan 1-form ``θ_L = p_i θ^i`` and 2-form ``dθ_L``;
+* Euler–Lagrange field (Prop. 1 of seed 004): the unique SODE with
+  ``Γ(X_i^V L) − X_i^C(L) = 0``, i.e. ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``;
+* Hamel's equations ``d/dt p_i − X_i(L) + R^k_ij v^j p_k = 0``, ``q̇^A = X_i^A v^i``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from functools import cached_property
+
+import sympy as sp
+
+from .._algebra import free_symbols, numerically_zero, random_point, solve_generic
+from ..errors import IrregularLagrangianError
+from ..geometry.forms import Form
+from ..geometry.frame import Frame
+from ..geometry.tangent import SecondOrderField, TangentBundle
+
+__all__ = ["Lagrangian", "HamelEquations"]
+
+
+@dataclass(frozen=True, eq=False)
+class Lagrangian:
+    """A Lagrangian ``L(q, v)`` on TQ in the Hamel chart of a frame.
+
+    Parameters
+    ----------
+    bundle : TangentBundle or Frame
+        The Hamel chart (a Frame is wrapped in ``TangentBundle(frame)``).
+    expr : sympy expression
+        L in the coordinates q and either the quasi-velocities ``v^i`` or the
+        natural velocities ``q_dot`` (these are rewritten with ``u = X v``).
+
+    Examples
+    --------
+    Free rigid body in Euler angles with body angular velocities (THEORY §3):
+
+    >>> import sympy as sp
+    >>> from anholo import Chart, Frame, Lagrangian
+    >>> phi, th, psi = sp.symbols("phi theta psi", real=True)
+    >>> I1, I2, I3 = sp.symbols("I1 I2 I3", positive=True)
+    >>> body = [[sp.sin(th)*sp.sin(psi), sp.cos(psi), 0],
+    ...         [sp.sin(th)*sp.cos(psi), -sp.sin(psi), 0],
+    ...         [sp.cos(th), 0, 1]]
+    >>> F = Frame.from_coframe(Chart([phi, th, psi]), body)
+    >>> L = Lagrangian(F, (I1*sp.Symbol("v1", real=True)**2 + I2*sp.Symbol("v2", real=True)**2
+    ...                    + I3*sp.Symbol("v3", real=True)**2) / 2)
+    >>> L.hamel_equations()[0]
+    Eq(I1*v1_dot, I2*v2*v3 - I3*v2*v3)
+    """
+
+    bundle: TangentBundle
+    expr: sp.Expr
+
+    def __post_init__(self):
+        if isinstance(self.bundle, Frame):
+            object.__setattr__(self, "bundle", TangentBundle(self.bundle))
+        object.__setattr__(self, "expr", self.bundle.to_quasi(sp.sympify(self.expr)))
+
+    @classmethod
+    def from_natural(cls, bundle, expr) -> "Lagrangian":
+        """L given in the natural velocities ``q_dot`` (same as the constructor)."""
+        return cls(bundle, expr)
+
+    # --- basic objects -----------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.bundle.frame
+
+    @cached_property
+    def momenta(self) -> tuple:
+        """``p_i = ∂L/∂v^i``."""
+        return tuple(self.expr.diff(v) for v in self.bundle.quasi_velocities)
+
+    @cached_property
+    def hessian(self) -> sp.ImmutableMatrix:
+        """Frame Hessian ``g_ij = ∂²L/∂v^i∂v^j``."""
+        v = self.bundle.quasi_velocities
+        return sp.ImmutableMatrix(len(v), len(v), lambda i, j: self.momenta[i].diff(v[j]))
+
+    def is_regular(self) -> bool:
+        """True if ``det g`` is not identically zero (checked at random points)."""
+        return self.hessian_rank() == self.bundle.dim
+
+    def hessian_rank(self, block=None) -> int:
+        """Generic rank of the Hessian (or of ``g[block, block]`` for an index list)."""
+        g = self.hessian if block is None else self.hessian.extract(list(block), list(block))
+        return solve_generic(g, [0] * g.rows).rank
+
+    @cached_property
+    def energy(self) -> sp.Expr:
+        """``E_L = v^i p_i − L``."""
+        return sp.Add(*[v * p for v, p in zip(self.bundle.quasi_velocities, self.momenta)]) - self.expr
+
+    def natural_expr(self) -> sp.Expr:
+        """L in the natural velocities ``q_dot``."""
+        return self.bundle.to_natural(self.expr)
+
+    def in_frame(self, frame: Frame, **bundle_kwargs) -> "Lagrangian":
+        """The same function on TQ in the Hamel chart of another frame."""
+        return Lagrangian(TangentBundle(frame, **bundle_kwargs), self.natural_expr())
+
+    # --- forms ----------------------------------------------------------------------------
+    @cached_property
+    def cartan_one_form(self) -> Form:
+        """``θ_L = p_i θ^i`` (pulled back to TQ), in the lifted coframe."""
+        return Form(self.bundle, 1, {(i,): p for i, p in enumerate(self.momenta)})
+
+    @cached_property
+    def cartan_two_form(self) -> Form:
+        """``dθ_L = dp_i ∧ θ^i + p_i dθ^i``."""
+        return self.cartan_one_form.d()
+
+    @cached_property
+    def energy_differential(self) -> Form:
+        """``dE_L = X_j^C(E) θ^j + X_j^V(E) ψ^j`` (+ extra coordinates)."""
+        return Form.function(self.bundle, self.energy).d()
+
+    # --- Euler–Lagrange field -----------------------------------------------------------
+    @cached_property
+    def _prop1_rhs(self) -> tuple:
+        b, F = self.bundle, self.frame
+        n, v, p = b.dim, b.quasi_velocities, self.momenta
+        R = F.structure
+        rhs = []
+        for i in range(n):
+            term = F.apply(i, self.expr)
+            for k in range(n):
+                if p[k] == 0:
+                    continue
+                rv = sp.Add(*[R[k][i][j] * v[j] for j in range(n) if R[k][i][j] != 0])
+                if rv != 0:
+                    term -= rv * p[k]
+            term -= sp.Add(*[v[j] * F.apply(j, p[i]) for j in range(n)])
+            rhs.append(term)
+        return tuple(rhs)
+
+    def euler_lagrange_field(self) -> SecondOrderField:
+        """The Euler–Lagrange field, frame-wise (THEORY §3, Prop. 1 of seed 004).
+
+        Solves ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``.
+
+        Raises
+        ------
+        IrregularLagrangianError
+            If g is singular; use :meth:`euler_lagrange_field_cartan` for singular L.
+        """
+        sol = solve_generic(self.hessian, self._prop1_rhs)
+        if sol.rank < self.bundle.dim:
+            raise IrregularLagrangianError(
+                f"the Lagrangian is not regular: its Hessian in the quasi-velocities has rank "
+                f"{sol.rank} < {self.bundle.dim}, so the Euler–Lagrange field is not unique. "
+                "Use Lagrangian.euler_lagrange_field_cartan() to get the general solution and "
+                "its solvability conditions."
+            )
+        return SecondOrderField(self.bundle, sol.particular)
+
+    def euler_lagrange_field_cartan(self, on=None):
+        """Solve ``i_Γ dθ_L = −dE_L`` for a general field Γ (THEORY §3).
+
+        Returns a :class:`~anholo.dynamics.cartan.CartanSolution`: a particular
+        field, the free directions and the conditions on TQ where solutions
+        exist.  ``on`` (a dict symbol → expression) restricts to a submanifold
+        given as a graph, e.g. ``{v3: 0}``.
+        """
+        from .cartan import solve_cartan_equation
+
+        return solve_cartan_equation(self, on=on)
+
+    def hamel_equations(self) -> list:
+        """Hamel's equations as ``Eq(d/dt p_i, X_i(L) − R^k_ij v^j p_k)`` in ``v_dot`` symbols.
+
+        ``d/dt p_i`` is written out as ``g_ij v̇^j + v^j X_j(p_i)``; the kinematic
+        equations ``q̇^A = X_i^A v^i`` are :meth:`kinematic_equations`.
+        """
+        return list(self.hamel().equations)
+
+    def hamel(self) -> "HamelEquations":
+        """Hamel's equations as a result object (printing, LaTeX, dict)."""
+        b, F = self.bundle, self.frame
+        n, v, p = b.dim, b.quasi_velocities, self.momenta
+        vdot = b.quasi_velocity_rates
+        eqs = []
+        for i in range(n):
+            lhs = sp.Add(*[self.hessian[i, j] * vdot[j] for j in range(n)])
+            lhs += sp.Add(*[v[j] * F.apply(j, p[i]) for j in range(n)])
+            rhs = F.apply(i, self.expr) - sp.Add(
+                *[F.structure[k][i][j] * v[j] * p[k] for k in range(n) for j in range(n)
+                  if F.structure[k][i][j] != 0]
+            )
+            eqs.append(sp.Eq(sp.expand(lhs), sp.expand(rhs)))
+        return HamelEquations(self, tuple(eqs), tuple(self.kinematic_equations()))
+
+    def kinematic_equations(self) -> list:
+        """``q̇^A = X_i^A v^i`` as ``Eq(q_dot, …)``."""
+        b = self.bundle
+        X = b.frame.vectors
+        return [
+            sp.Eq(u, sp.Add(*[X[i, A] * b.quasi_velocities[i] for i in range(b.dim)]))
+            for A, u in enumerate(b.chart.velocities)
+        ]
+
+    def __str__(self):
+        return f"L = {self.expr}"
+
+    def _repr_latex_(self):
+        from ..printing import latex
+
+        return f"$L = {latex(self.expr)}$"
+
+
+@dataclass(frozen=True, eq=False)
+class HamelEquations:
+    """Hamel's equations ``d/dt p_i − X_i(L) + R^k_ij v^j p_k = 0`` with the kinematics."""
+
+    lagrangian: Lagrangian
+    equations: tuple
+    kinematics: tuple
+
+    def __iter__(self):
+        return iter(self.equations)
+
+    def __len__(self):
+        return len(self.equations)
+
+    def __getitem__(self, i):
+        return self.equations[i]
+
+    def __str__(self):
+        return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations + self.kinematics)
+
+    def as_latex(self) -> str:
+        from ..printing import latex
+
+        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations + self.kinematics]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        return {
+            "equations": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in self.equations],
+            "kinematics": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in self.kinematics],
+        }

@@ -1,0 +1,362 @@
+"""Anholonomic frames on Q (THEORY §1).
+
+A frame is n pointwise independent vector fields ``X_i = X_i^A ∂/∂q^A``.  Its
+dual coframe ``θ^i = θ^i_A dq^A`` satisfies ``θ^i_A X_j^A = δ^i_j``.  The object
+of anholonomity (structure functions) is defined by ``[X_i, X_j] = R^k_ij X_k``::
+
+    R^k_ij = θ^k_A ( X_i(X_j^A) − X_j(X_i^A) ),
+
+skew in (i, j); a coordinate frame has R = 0, and ``dθ^k = −½ R^k_ij θ^i ∧ θ^j``.
+
+An *adapted* frame for a distribution D of rank m has its first m vectors
+spanning D (``Frame.rank_D = m``).  Frobenius: D is integrable iff
+``R^a_αβ = 0`` for α, β < m ≤ a.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Sequence
+
+import sympy as sp
+
+from .._algebra import free_symbols, invert, numerically_zero, random_point, tidy
+from ..errors import DimensionError, NonlinearConstraintError, SingularFrameError
+from .chart import Chart
+from .vector_field import VectorField
+
+__all__ = ["Frame"]
+
+
+def _matrix_rows(chart: Chart, rows, what: str) -> sp.ImmutableMatrix:
+    n = chart.dim
+    rows = [r.components if isinstance(r, VectorField) else r for r in rows]
+    if len(rows) != n or any(len(r) != n for r in rows):
+        shape = f"{len(rows)} rows of lengths {[len(r) for r in rows]}"
+        raise DimensionError(
+            f"{what}: a frame on a {n}-dimensional chart needs {n} rows of {n} components "
+            f"(row i = components of the i-th field in the coordinate basis); got {shape}."
+        )
+    return sp.ImmutableMatrix([[sp.sympify(e) for e in r] for r in rows])
+
+
+def _check_nonsingular(chart: Chart, mat: sp.Matrix, what: str) -> sp.Expr:
+    det = mat.det(method="berkowitz")
+    symbols = free_symbols([det])
+    rng = random.Random(7)
+    points = [random_point(symbols, rng) for _ in range(3)]
+    if det == 0 or numerically_zero(det, points):
+        raise SingularFrameError(
+            f"{what} is singular: its determinant vanishes identically, so its {chart.dim} fields are "
+            "linearly dependent. Replace a dependent row so the rows are independent."
+        )
+    return det
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """A frame ``{X_i}`` on Q with its coframe and structure functions.
+
+    Parameters
+    ----------
+    chart : Chart
+        Coordinates on Q.
+    vectors : sequence of VectorField or of component rows
+        Row ``i`` holds ``X_i^A``, the components of ``X_i`` in ``∂/∂q^A``.
+    rank_D : int, optional
+        If given, the first ``rank_D`` vectors span a distribution D (the frame is
+        adapted to D).
+    coframe : matrix, optional
+        The dual coframe (row i = θ^i_A) if already known; it is checked, not trusted.
+
+    Raises
+    ------
+    DimensionError
+        If the rows do not form an n×n array.
+    SingularFrameError
+        If the vectors are linearly dependent (determinant identically zero).
+
+    Examples
+    --------
+    Polar frame on the plane, ``X1 = ∂r``, ``X2 = (1/r) ∂θ``:
+
+    >>> import sympy as sp
+    >>> r, th = sp.symbols("r theta", positive=True)
+    >>> F = Frame(Chart([r, th]), [[1, 0], [0, 1/r]])
+    >>> F.structure_function(1, 0, 1)      # [X1, X2] = -(1/r) X2
+    -1/r
+    """
+
+    chart: Chart
+    vectors: sp.ImmutableMatrix
+    rank_D: int | None = None
+    coframe: sp.ImmutableMatrix | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            object.__setattr__(self, "chart", Chart(self.chart))
+        mat = _matrix_rows(self.chart, list(self.vectors) if not isinstance(self.vectors, sp.MatrixBase)
+                           else self.vectors.tolist(), "frame")
+        object.__setattr__(self, "vectors", mat)
+        if self.rank_D is not None and not 0 <= self.rank_D <= self.chart.dim:
+            raise DimensionError(f"rank_D must lie in 0..{self.chart.dim}, got {self.rank_D}.")
+        det = _check_nonsingular(self.chart, mat, "frame")
+        object.__setattr__(self, "_det", det)
+        if self.coframe is None:
+            cof = invert(mat.T, det)
+        else:
+            cof = _matrix_rows(self.chart, self.coframe.tolist() if isinstance(self.coframe, sp.MatrixBase)
+                               else list(self.coframe), "coframe")
+            check = cof * mat.T - sp.eye(self.chart.dim)
+            pts = [random_point(free_symbols(check), random.Random(3)) for _ in range(2)]
+            if not all(numerically_zero(e, pts) for e in check):
+                raise SingularFrameError("the given coframe is not dual to the frame (θ^i(X_j) ≠ δ^i_j).")
+        object.__setattr__(self, "coframe", cof)
+
+    # --- constructors -------------------------------------------------------------
+    @classmethod
+    def coordinate(cls, chart: Chart | Sequence) -> "Frame":
+        """The holonomic frame ``X_i = ∂/∂q^i`` (R = 0)."""
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        return cls(chart, sp.eye(chart.dim), coframe=sp.eye(chart.dim))
+
+    @classmethod
+    def from_coframe(cls, chart: Chart | Sequence, rows, rank_D: int | None = None) -> "Frame":
+        """The frame dual to the coframe whose row i holds ``θ^i_A`` (``θ^i = θ^i_A dq^A``).
+
+        Example: body angular velocities of a rigid body as one-forms in the Euler
+        angles give the frame of left-invariant vector fields.
+        """
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        cof = _matrix_rows(chart, rows, "coframe")
+        det = _check_nonsingular(chart, cof, "coframe")
+        vec = invert(cof, det).T  # vectors: rows X_i with θ X^T = I
+        return cls(chart, vec, rank_D=rank_D, coframe=cof)
+
+    @classmethod
+    def adapted_to_constraints(
+        cls,
+        chart: Chart | Sequence,
+        forms,
+        dependent: Sequence | None = None,
+    ) -> "Frame":
+        """A frame adapted to ``D = {u : ω^a(u) = 0}`` for constraint one-forms ``ω^a``.
+
+        ``forms`` is a k×n array (row a = ``ω^a_A``), of rank k.  The complement is
+        chosen simply: k *dependent* coordinates ``q^P`` are picked (the last
+        possible ones, or ``dependent`` if given) such that the k×k block
+        ``ω^a_P`` is invertible; then, with ``u^P = c^P_α u^α`` solving the
+        constraints for the dependent velocities,
+
+            X_α = ∂/∂q^α + c^P_α ∂/∂q^P   (α free, spanning D),   X_a = ∂/∂q^{P_a},
+
+        and the coframe is ``θ^α = dq^α``, ``θ^a = (ω_P)^{-1} ω`` (the constraint
+        forms normalised).  Example: ``dz − y dx`` gives ``X1 = ∂x + y ∂z,
+        X2 = ∂y, X3 = ∂z``.
+        """
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        n = chart.dim
+        omega = sp.Matrix([[sp.sympify(e) for e in row] for row in forms])
+        k = omega.rows
+        if k == 0:
+            return cls.coordinate(chart).with_rank_D(n)
+        if omega.cols != n:
+            raise DimensionError(f"constraint forms need {n} components each, got {omega.cols}.")
+        if omega.free_symbols & set(chart.velocities):
+            raise NonlinearConstraintError(
+                "constraint one-forms must not depend on velocities; a constraint that is not "
+                "linear in the velocities cannot define a distribution."
+            )
+        rng = random.Random(11)
+        pts = [random_point(free_symbols(omega), rng) for _ in range(2)]
+
+        def generic_rank(m):
+            num = m.xreplace(pts[0]).evalf()
+            return sp.Matrix(num).rank(iszerofunc=lambda x: abs(complex(x)) < 1e-10)
+
+        if generic_rank(omega) < k:
+            raise SingularFrameError(
+                f"the {k} constraint forms are linearly dependent (generic rank "
+                f"{generic_rank(omega)}); remove the redundant constraints."
+            )
+        if dependent is not None:
+            cols = [c if isinstance(c, int) else chart.index(c) for c in dependent]
+            if len(cols) != k or generic_rank(omega[:, cols]) < k:
+                raise SingularFrameError(
+                    f"cannot solve the constraints for the velocities of {[chart.coordinates[c] for c in cols]}; "
+                    "choose dependent coordinates whose block of the constraint matrix is invertible."
+                )
+        else:
+            cols = []
+            for c in reversed(range(n)):  # prefer the last coordinates as dependent
+                trial = cols + [c]
+                if generic_rank(omega[:, trial]) == len(trial):
+                    cols = trial
+                if len(cols) == k:
+                    break
+            cols = sorted(cols)
+        free = [c for c in range(n) if c not in cols]
+        block_inv = invert(omega[:, cols])
+        normalised = (block_inv * omega).applyfunc(tidy)  # θ^a rows
+        coeff = -normalised[:, free]  # u^P = coeff * u^free
+        vectors = []
+        for j, f in enumerate(free):
+            row = [sp.S.Zero] * n
+            row[f] = sp.S.One
+            for a, p in enumerate(cols):
+                row[p] = coeff[a, j]
+            vectors.append(row)
+        for p in cols:
+            row = [sp.S.Zero] * n
+            row[p] = sp.S.One
+            vectors.append(row)
+        coframe = []
+        for f in free:
+            row = [sp.S.Zero] * n
+            row[f] = sp.S.One
+            coframe.append(row)
+        coframe.extend(normalised.tolist())
+        return cls(chart, sp.ImmutableMatrix(vectors), rank_D=len(free), coframe=sp.ImmutableMatrix(coframe))
+
+    def with_rank_D(self, m: int) -> "Frame":
+        """The same frame, declared adapted to D = span of its first m vectors."""
+        return Frame(self.chart, self.vectors, rank_D=m, coframe=self.coframe)
+
+    # --- basic data ------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        return self.chart.dim
+
+    @property
+    def determinant(self) -> sp.Expr:
+        """``det(X_i^A)``; the frame is singular where it vanishes."""
+        return self._det
+
+    def vector(self, i: int) -> VectorField:
+        """The vector field ``X_i`` (0-based index)."""
+        return VectorField(self.chart, tuple(self.vectors.row(self._idx(i))))
+
+    def covector(self, i: int) -> tuple:
+        """Components ``θ^i_A`` of the i-th coframe one-form (0-based)."""
+        return tuple(self.coframe.row(self._idx(i)))
+
+    def _idx(self, i: int) -> int:
+        if not 0 <= i < self.dim:
+            raise DimensionError(f"frame index {i} out of range 0..{self.dim - 1} (indices are 0-based).")
+        return i
+
+    def apply(self, i: int, f) -> sp.Expr:
+        """``X_i(f)`` for a function f (other symbols, e.g. quasi-velocities, held fixed)."""
+        f = sp.sympify(f)
+        row = self.vectors.row(self._idx(i))
+        return sp.Add(*[c * f.diff(q) for c, q in zip(row, self.chart.coordinates) if c != 0])
+
+    def components_of(self, Y: VectorField) -> tuple:
+        """Frame components ``Y^i = θ^i_A Y^A`` of a vector field."""
+        if Y.chart != self.chart:
+            raise DimensionError("the vector field lives on another chart.")
+        comps = self.coframe * sp.Matrix(Y.components)
+        return tuple(sp.cancel(c) for c in comps)
+
+    def field(self, components: Sequence) -> VectorField:
+        """The vector field ``Y^i X_i`` with the given frame components."""
+        if len(components) != self.dim:
+            raise DimensionError(f"need {self.dim} frame components, got {len(components)}.")
+        comps = self.vectors.T * sp.Matrix([sp.sympify(c) for c in components])
+        return VectorField(self.chart, tuple(comps))
+
+    # --- structure functions -------------------------------------------------------
+    @cached_property
+    def structure(self) -> tuple:
+        """Nested tuple ``R[k][i][j] = R^k_ij`` with ``[X_i, X_j] = R^k_ij X_k`` (0-based)."""
+        n = self.dim
+        R = [[[sp.S.Zero] * n for _ in range(n)] for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                br = [self.apply(i, self.vectors[j, A]) - self.apply(j, self.vectors[i, A]) for A in range(n)]
+                if all(b == 0 for b in br):
+                    continue
+                for k in range(n):
+                    val = tidy(sp.Add(*[self.coframe[k, A] * br[A] for A in range(n) if br[A] != 0]))
+                    R[k][i][j] = val
+                    R[k][j][i] = -val
+        return tuple(tuple(tuple(row) for row in mat) for mat in R)
+
+    def structure_function(self, k: int, i: int, j: int) -> sp.Expr:
+        """``R^k_ij`` (0-based indices)."""
+        return self.structure[self._idx(k)][self._idx(i)][self._idx(j)]
+
+    def bracket(self, i: int, j: int) -> tuple:
+        """Frame components of ``[X_i, X_j]``, i.e. ``(R^0_ij, …, R^{n-1}_ij)``."""
+        return tuple(self.structure[k][self._idx(i)][self._idx(j)] for k in range(self.dim))
+
+    def nonzero_structure(self) -> dict:
+        """``{(k, i, j): R^k_ij}`` for i < j and R nonzero (0-based)."""
+        n = self.dim
+        return {
+            (k, i, j): self.structure[k][i][j]
+            for k in range(n)
+            for i in range(n)
+            for j in range(i + 1, n)
+            if self.structure[k][i][j] != 0
+        }
+
+    @property
+    def is_holonomic(self) -> bool:
+        """True if all structure functions vanish (a coordinate-like frame)."""
+        return not self.nonzero_structure()
+
+    def is_D_integrable(self) -> bool:
+        """Frobenius: D = span{X_α} is integrable iff ``R^a_αβ = 0`` (needs ``rank_D``)."""
+        if self.rank_D is None:
+            raise DimensionError("this frame is not adapted to a distribution (rank_D is None).")
+        m = self.rank_D
+        return all(self.structure[a][al][be] == 0 for a in range(m, self.dim) for al in range(m) for be in range(m))
+
+    # --- change of frame ------------------------------------------------------------
+    def change(self, P, rank_D: int | None = None) -> "Frame":
+        """The frame ``X'_i = X_j P^j_i`` for an invertible matrix ``P(q)``.
+
+        R transforms non-tensorially (derivatives of P enter); the new structure
+        functions are computed afresh.
+        """
+        P = sp.Matrix(P)
+        if P.shape != (self.dim, self.dim):
+            raise DimensionError(f"P must be {self.dim}×{self.dim}, got {P.shape}.")
+        det = _check_nonsingular(self.chart, P, "the change-of-frame matrix P")
+        new_vectors = (P.T * self.vectors).applyfunc(sp.cancel)
+        Pinv = invert(P, det)
+        new_coframe = (Pinv * self.coframe).applyfunc(tidy)
+        return Frame(self.chart, new_vectors, rank_D=rank_D, coframe=new_coframe)
+
+    # --- presentation ---------------------------------------------------------------
+    def __eq__(self, other):
+        return isinstance(other, Frame) and self.chart == other.chart and self.vectors == other.vectors
+
+    def __hash__(self):
+        return hash((self.chart, self.vectors))
+
+    def __str__(self):
+        lines = [f"Frame on ({', '.join(q.name for q in self.chart.coordinates)})"]
+        for i in range(self.dim):
+            lines.append(f"  X{i + 1} = {self.vector(i)}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"Frame(chart={self.chart.coordinates}, vectors={self.vectors.tolist()}, rank_D={self.rank_D})"
+
+    # --- basis protocol for differential forms (geometry.forms) -------------------------
+    @property
+    def basis_size(self) -> int:
+        return self.dim
+
+    def basis_derivative(self, a: int, f) -> sp.Expr:
+        return self.apply(a, f)
+
+    def basis_structure(self, c: int, a: int, b: int) -> sp.Expr:
+        return self.structure[c][a][b]
+
+    def basis_labels(self) -> tuple:
+        return tuple(f"theta{i + 1}" for i in range(self.dim))

@@ -1,0 +1,98 @@
+"""Vector fields on Q in coordinate components (THEORY §1).
+
+``X = X^A(q) ∂/∂q^A`` acts on functions by ``X(f) = X^A ∂f/∂q^A``; the Lie
+bracket is ``[X, Y]^A = X(Y^A) − Y(X^A)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import sympy as sp
+
+from ..errors import DimensionError
+from .chart import Chart
+
+__all__ = ["VectorField"]
+
+
+@dataclass(frozen=True)
+class VectorField:
+    """A vector field ``X = X^A ∂/∂q^A`` on the chart's domain.
+
+    Immutable; supports ``X + Y``, ``X - Y``, ``f * X`` (f a function on Q),
+    ``X(f)`` (derivative of f along X) and :meth:`bracket`.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> c = Chart("x y")
+    >>> x, y = c.coordinates
+    >>> X = VectorField(c, (1, 0)); Y = VectorField(c, (0, x))
+    >>> X.bracket(Y).components
+    (0, 1)
+    """
+
+    chart: Chart
+    components: tuple
+
+    def __post_init__(self):
+        comps = tuple(sp.sympify(c) for c in self.components)
+        if len(comps) != self.chart.dim:
+            raise DimensionError(
+                f"a vector field on a {self.chart.dim}-dimensional chart needs {self.chart.dim} "
+                f"components, got {len(comps)}."
+            )
+        object.__setattr__(self, "components", comps)
+
+    def __call__(self, f) -> sp.Expr:
+        """``X(f) = X^A ∂f/∂q^A`` (other symbols in f, e.g. velocities, are held fixed)."""
+        f = sp.sympify(f)
+        return sp.Add(*[c * f.diff(q) for c, q in zip(self.components, self.chart.coordinates) if c != 0])
+
+    def bracket(self, other: "VectorField") -> "VectorField":
+        """Lie bracket ``[X, Y]^A = X(Y^A) − Y(X^A)``."""
+        self._check(other)
+        return VectorField(
+            self.chart, tuple(self(b) - other(a) for a, b in zip(self.components, other.components))
+        )
+
+    def _check(self, other):
+        if not isinstance(other, VectorField) or other.chart != self.chart:
+            raise DimensionError("vector fields must live on the same chart.")
+
+    def __add__(self, other):
+        self._check(other)
+        return VectorField(self.chart, tuple(a + b for a, b in zip(self.components, other.components)))
+
+    def __sub__(self, other):
+        self._check(other)
+        return VectorField(self.chart, tuple(a - b for a, b in zip(self.components, other.components)))
+
+    def __neg__(self):
+        return VectorField(self.chart, tuple(-a for a in self.components))
+
+    def __rmul__(self, f):
+        f = sp.sympify(f)
+        return VectorField(self.chart, tuple(f * a for a in self.components))
+
+    __mul__ = __rmul__
+
+    def is_zero(self) -> bool:
+        """True if every component expands/cancels to zero."""
+        return all(sp.cancel(c) == 0 for c in self.components)
+
+    def __str__(self):
+        terms = [
+            f"({c})*d/d{q}" for c, q in zip(self.components, self.chart.coordinates) if c != 0
+        ]
+        return " + ".join(terms) if terms else "0"
+
+    def _repr_latex_(self):
+        terms = [
+            rf"\left({sp.latex(c)}\right)\frac{{\partial}}{{\partial {sp.latex(q)}}}"
+            for c, q in zip(self.components, self.chart.coordinates)
+            if c != 0
+        ]
+        return "$" + (" + ".join(terms) if terms else "0") + "$"

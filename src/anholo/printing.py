@@ -1,0 +1,40 @@
+"""Readable LaTeX for anholo's symbols: ``x_dot`` → ``\\dot{x}``, ``v1_dot`` → ``\\dot{v}_{1}``."""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+
+__all__ = ["latex", "symbol_latex_names"]
+
+
+def _dot_name(sym: sp.Symbol) -> str | None:
+    name = sym.name
+    for suffix, cmd in (("_ddot", r"\ddot"), ("_dot", r"\dot")):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            base = sp.latex(sp.Symbol(name[: -len(suffix)]))
+            m = re.match(r"^(\\?[A-Za-z]+)(.*)$", base)
+            if m:
+                return f"{cmd}{{{m.group(1)}}}{m.group(2)}"
+            return f"{cmd}{{{base}}}"
+    return None
+
+
+def symbol_latex_names(expr) -> dict:
+    """``symbol_names`` mapping for ``sympy.latex`` covering the dotted symbols in ``expr``."""
+    names = {}
+    for s in sp.sympify(expr).free_symbols:
+        if isinstance(s, sp.Symbol):
+            tex = _dot_name(s)
+            if tex:
+                names[s] = tex
+    return names
+
+
+def latex(expr, **kwargs) -> str:
+    """``sympy.latex`` with dotted velocity symbols rendered as ``\\dot{q}``."""
+    expr = sp.sympify(expr)
+    names = symbol_latex_names(expr)
+    names.update(kwargs.pop("symbol_names", {}))
+    return sp.latex(expr, symbol_names=names, **kwargs)
