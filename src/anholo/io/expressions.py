@@ -1,0 +1,450 @@
+"""Safe parsing of mathematical expressions written in system files.
+
+The text of an expression is parsed with Python's :mod:`ast` module
+(``mode="eval"``) and the syntax tree is converted to SymPy node by node.
+Nothing is ever evaluated by Python: neither :func:`eval` nor
+:func:`sympy.sympify` / :func:`sympy.parsing.sympy_parser.parse_expr` sees
+the user's text, so an expression cannot import modules, access attributes
+or run code.
+
+The accepted language is small:
+
+* integer literals (``2``) become :class:`sympy.Integer`; decimal literals
+  (``0.5``, ``1e-3``) become the *exact* :class:`sympy.Rational` written
+  (``0.5`` is ``1/2``, not a binary floating-point number); complex literals
+  are rejected;
+* names declared by the caller, plus the constants ``pi`` and ``E``;
+* the binary operators ``+ - * / **`` and ``^``, which is accepted as a
+  synonym of ``**`` because that is how researchers write powers (it is
+  **not** exclusive-or, and it binds like ``**``: ``x^2 + 1`` is
+  ``x**2 + 1`` and ``-x^2`` is ``-(x**2)``); unary ``+`` and ``-``;
+  parentheses;
+* calls of the standard functions listed in :data:`STANDARD_FUNCTIONS`
+  and of functions declared by the caller (for example an undefined SymPy
+  function ``A1 = sympy.Function("A1")``, used as ``A1(theta)``), with
+  positional arguments only.
+
+An expression may span several lines (as in a TOML multi-line string); line
+breaks are treated as spaces.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+import sympy as sp
+
+from anholo.errors import SystemFileError, UnknownSymbolError
+
+__all__ = [
+    "parse_expression",
+    "STANDARD_FUNCTIONS",
+    "CONSTANTS",
+    "RESERVED_NAMES",
+]
+
+#: Standard functions usable in every expression, by name.
+STANDARD_FUNCTIONS: Mapping[str, Any] = {
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "tan": sp.tan,
+    "cot": sp.cot,
+    "sec": sp.sec,
+    "csc": sp.csc,
+    "asin": sp.asin,
+    "acos": sp.acos,
+    "atan": sp.atan,
+    "atan2": sp.atan2,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "tanh": sp.tanh,
+    "asinh": sp.asinh,
+    "acosh": sp.acosh,
+    "atanh": sp.atanh,
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "Abs": sp.Abs,
+    "sign": sp.sign,
+}
+
+#: Numbers of positional arguments accepted by each standard function.
+_ARITIES: Mapping[str, tuple[int, ...]] = {
+    name: (1,) for name in STANDARD_FUNCTIONS
+} | {"atan2": (2,), "log": (1, 2)}
+
+#: Named constants usable in every expression.
+CONSTANTS: Mapping[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
+
+#: Names that a system file may not declare (they already mean something).
+RESERVED_NAMES: frozenset[str] = frozenset(STANDARD_FUNCTIONS) | frozenset(CONSTANTS)
+
+# Guards against expressions that would make SymPy compute for ever.
+_MAX_NUMERIC_EXPONENT = 10_000
+_MAX_DECIMAL_EXPONENT = 10_000
+
+_NODE_DESCRIPTIONS: Mapping[type, str] = {
+    ast.Attribute: "attribute access ('.')",
+    ast.Subscript: "indexing or slicing ('[...]')",
+    ast.Compare: "comparisons",
+    ast.BoolOp: "'and' / 'or'",
+    ast.Lambda: "lambda expressions",
+    ast.IfExp: "conditional expressions ('... if ... else ...')",
+    ast.NamedExpr: "assignment expressions (':=')",
+    ast.List: "lists",
+    ast.Tuple: "tuples (a stray comma?)",
+    ast.Set: "sets",
+    ast.Dict: "dictionaries",
+    ast.ListComp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "generator expressions",
+    ast.JoinedStr: "strings",
+    ast.FormattedValue: "strings",
+    ast.Starred: "starred arguments ('*')",
+    ast.Slice: "slices",
+    ast.Await: "'await'",
+    ast.Yield: "'yield'",
+    ast.YieldFrom: "'yield'",
+}
+
+_BINOP_SYMBOLS: Mapping[type, str] = {
+    ast.Mod: "%",
+    ast.FloorDiv: "//",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+}
+
+
+def _is_function(obj: Any) -> bool:
+    """True for things that are called (``f(x)``), not used as values."""
+    if isinstance(obj, (sp.FunctionClass, sp.Lambda)):
+        return True
+    return callable(obj) and not isinstance(obj, sp.Basic)
+
+
+def _as_value(obj: Any, name: str) -> sp.Basic:
+    if isinstance(obj, sp.Basic):
+        return obj
+    if isinstance(obj, bool):
+        raise TypeError(f"names[{name!r}] is a bool, not a SymPy object")
+    if isinstance(obj, int):
+        return sp.Integer(obj)
+    if isinstance(obj, float):
+        return sp.Rational(repr(obj))
+    raise TypeError(
+        f"names[{name!r}] must be a SymPy object or a callable, got {type(obj).__name__}"
+    )
+
+
+class _Source:
+    """The text as given, and the single-line text handed to :mod:`ast`.
+
+    ``^`` is rewritten ``**`` and line breaks become spaces; ``index`` maps
+    each character of the rewritten text back to the original text so that
+    error messages point at what the user wrote.
+    """
+
+    def __init__(self, text: str) -> None:
+        out: list[str] = []
+        index: list[int] = []
+        for i, c in enumerate(text):
+            if c in "\r\n\f\v":
+                out.append(" ")
+                index.append(i)
+            elif c == "^":
+                out.extend("**")
+                index.extend((i, i))
+            else:
+                out.append(c)
+                index.append(i)
+        rewritten = "".join(out)
+        lead = len(rewritten) - len(rewritten.lstrip())
+        stripped = rewritten.strip()
+        self.text = text
+        self.code = stripped
+        self.index = index[lead : lead + len(stripped)]
+
+    def position(self, char_index: int | None) -> str:
+        """Human-readable position of a character of :attr:`code`."""
+        if char_index is None or char_index >= len(self.index):
+            return "at the end of the expression"
+        char_index = max(char_index, 0)
+        i = self.index[char_index]
+        line = self.text.count("\n", 0, i) + 1
+        col = i - (self.text.rfind("\n", 0, i) + 1) + 1
+        if "\n" in self.text.strip():
+            return f"at line {line}, column {col}"
+        return f"at column {col}"
+
+    def node_position(self, node: ast.AST) -> str:
+        col = getattr(node, "col_offset", None)
+        if col is None:
+            return "somewhere"
+        # ast offsets count UTF-8 bytes; convert to characters.
+        chars = len(self.code.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+        return self.position(chars)
+
+
+class _Converter:
+    def __init__(self, source: _Source, names: Mapping[str, Any], where: str) -> None:
+        self.source = source
+        self.names = names
+        self.where = where
+
+    # -- errors ---------------------------------------------------------
+    def error(self, what: str, node: ast.AST | None = None) -> SystemFileError:
+        pos = f" ({self.source.node_position(node)})" if node is not None else ""
+        return SystemFileError(f'{self.where}: {what} in "{self.source.text}"{pos}.')
+
+    def unknown(self, name: str, *, called: bool) -> UnknownSymbolError:
+        declared = list(self.names)
+        listing = ", ".join(declared) if declared else "(none)"
+        candidates = declared + list(STANDARD_FUNCTIONS) + list(CONSTANTS)
+        close = difflib.get_close_matches(name, candidates, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        if called:
+            fix = (
+                "Use a standard function ("
+                + ", ".join(STANDARD_FUNCTIONS)
+                + "), declare it under 'functions', or fix the spelling."
+            )
+        else:
+            fix = "Declare it under 'parameters' (or 'coordinates') or fix the spelling."
+        return UnknownSymbolError(
+            f'{self.where}: unknown name {name!r} in "{self.source.text}". '
+            f"Declared names: {listing}.{hint} {fix}"
+        )
+
+    # -- lookup ---------------------------------------------------------
+    def lookup(self, name: str) -> Any:
+        if name in self.names:
+            return self.names[name]
+        if name in CONSTANTS:
+            return CONSTANTS[name]
+        if name in STANDARD_FUNCTIONS:
+            return STANDARD_FUNCTIONS[name]
+        raise KeyError(name)
+
+    # -- conversion -----------------------------------------------------
+    def convert(self, node: ast.AST) -> sp.Basic:
+        if isinstance(node, ast.Constant):
+            return self.constant(node)
+        if isinstance(node, ast.Name):
+            try:
+                obj = self.lookup(node.id)
+            except KeyError:
+                raise self.unknown(node.id, called=False) from None
+            if _is_function(obj):
+                raise self.error(
+                    f"'{node.id}' is a function; call it with arguments, e.g. {node.id}(x)",
+                    node,
+                )
+            return _as_value(obj, node.id)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                return -self.convert(node.operand)
+            if isinstance(node.op, ast.UAdd):
+                return self.convert(node.operand)
+            op = "not" if isinstance(node.op, ast.Not) else "~"
+            raise self.error(f"the operator '{op}' is not allowed", node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        description = _NODE_DESCRIPTIONS.get(type(node), f"'{type(node).__name__}' syntax")
+        if isinstance(node, ast.Attribute):
+            # Point at the dot rather than at the start of the object.
+            node = ast.Constant(None, col_offset=node.value.end_col_offset)
+        raise self.error(f"{description} cannot be used in an expression", node)
+
+    def constant(self, node: ast.Constant) -> sp.Basic:
+        value = node.value
+        if isinstance(value, bool) or value is None or value is Ellipsis:
+            raise self.error(f"'{value!r}' is not a number", node)
+        if isinstance(value, int):
+            return sp.Integer(value)
+        if isinstance(value, float):
+            literal = ast.get_source_segment(self.source.code, node) or repr(value)
+            literal = literal.replace("_", "")
+            exponent = literal.lower().partition("e")[2]
+            if exponent and abs(int(exponent)) > _MAX_DECIMAL_EXPONENT:
+                raise self.error(f"the number {literal} is out of range", node)
+            return sp.Rational(literal)
+        if isinstance(value, complex):
+            raise self.error(
+                "complex literals are not allowed (expressions are real)", node
+            )
+        if isinstance(value, (str, bytes)):
+            raise self.error("strings are not allowed", node)
+        raise self.error(f"the literal {value!r} is not allowed", node)  # pragma: no cover
+
+    def binop(self, node: ast.BinOp) -> sp.Basic:
+        op = node.op
+        if type(op) in _BINOP_SYMBOLS:
+            sym = _BINOP_SYMBOLS[type(op)]
+            raise self.error(f"the operator '{sym}' is not allowed", node)
+        if isinstance(op, ast.BitXor):  # pragma: no cover - '^' is rewritten first
+            op = ast.Pow()
+        left = self.convert(node.left)
+        right = self.convert(node.right)
+        if isinstance(op, ast.Add):
+            return left + right
+        if isinstance(op, ast.Sub):
+            return left - right
+        if isinstance(op, ast.Mult):
+            return left * right
+        if isinstance(op, ast.Div):
+            return left / right
+        if isinstance(op, ast.Pow):
+            if (
+                isinstance(left, sp.Number)
+                and isinstance(right, sp.Number)
+                and abs(right) > _MAX_NUMERIC_EXPONENT
+                and left not in (sp.S.Zero, sp.S.One, sp.S.NegativeOne)
+            ):
+                raise self.error(
+                    f"the numerical power {left}**{right} is too large to compute", node
+                )
+            return left**right
+        raise self.error(  # pragma: no cover - all operators handled above
+            f"the operator {type(op).__name__} is not allowed", node
+        )
+
+    def call(self, node: ast.Call) -> sp.Basic:
+        if not isinstance(node.func, ast.Name):
+            raise self.error(
+                "only named functions can be called (write e.g. sin(x))", node
+            )
+        name = node.func.id
+        if node.keywords:
+            raise self.error(f"keyword arguments are not allowed in the call of {name}", node)
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise self.error(f"starred arguments are not allowed in the call of {name}", node)
+        try:
+            func = self.lookup(name)
+        except KeyError:
+            raise self.unknown(name, called=True) from None
+        if not _is_function(func):
+            raise self.error(
+                f"'{name}' is not a function and cannot be called "
+                f"(for a product write '{name}*(...)')",
+                node,
+            )
+        nargs = len(node.args)
+        if name not in self.names and name in _ARITIES and nargs not in _ARITIES[name]:
+            expected = " or ".join(str(k) for k in _ARITIES[name])
+            s = "" if _ARITIES[name] == (1,) else "s"
+            raise self.error(
+                f"{name} takes {expected} argument{s}, {nargs} given", node
+            )
+        args = [self.convert(arg) for arg in node.args]
+        try:
+            return func(*args)
+        except (TypeError, ValueError) as exc:
+            raise self.error(f"cannot apply {name}: {exc}", node) from None
+
+
+def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.Expr:
+    """Parse a mathematical expression safely into a SymPy expression.
+
+    Parameters
+    ----------
+    text : str
+        The expression, e.g. ``"m*(r_dot^2 + r^2*theta_dot^2)/2 + k/r"``.
+        ``^`` is accepted as power (a synonym of ``**``).  Decimal literals
+        are exact: ``0.5`` is ``Rational(1, 2)``.
+    names : Mapping[str, sympy.Basic]
+        The names the expression may use: symbols (used as values) and
+        functions such as ``sympy.Function("A1")`` (used as ``A1(q)``).
+        The constants ``pi`` and ``E`` and the standard functions in
+        :data:`STANDARD_FUNCTIONS` are always available; a name in `names`
+        takes precedence over them.
+    where : str
+        Where the text comes from, e.g. ``"constraints[0]"``; every error
+        message starts with it.
+
+    Returns
+    -------
+    sympy.Expr
+
+    Raises
+    ------
+    anholo.errors.UnknownSymbolError
+        The expression uses a name that is neither in `names` nor standard.
+    anholo.errors.SystemFileError
+        Empty text, a syntax error (the message gives the column), a
+        construct outside the accepted language (attribute access, indexing,
+        comparisons, strings, keyword arguments, ...), a call of something
+        that is not a function, a function used as a value, a wrong number
+        of arguments, or a result that is infinite or undefined (``1/0``).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x, y = sp.symbols("x y", real=True)
+    >>> parse_expression("x^2 + 0.5*sin(y)", {"x": x, "y": y}, where="demo")
+    x**2 + sin(y)/2
+    >>> A = sp.Function("A")
+    >>> parse_expression("A(x)*pi", {"x": x, "A": A}, where="demo")
+    pi*A(x)
+    """
+    if not isinstance(text, str):
+        raise SystemFileError(
+            f"{where}: expected an expression as a string, got {type(text).__name__} {text!r}."
+        )
+    source = _Source(text)
+    if not source.code:
+        raise SystemFileError(f"{where}: the expression is empty; write a formula, e.g. \"0\".")
+    try:
+        tree = ast.parse(source.code, mode="eval")
+    except SyntaxError as exc:
+        offset = exc.offset - 1 if exc.offset else None
+        if exc.lineno is not None and exc.lineno > 1:  # pragma: no cover - single line
+            offset = None
+        msg = exc.msg or "invalid syntax"
+        hint = ""
+        if _looks_like_juxtaposition(source.code, offset, msg):
+            hint = " (is a '*' missing? Products must be written explicitly, e.g. 2*x)"
+        raise SystemFileError(
+            f'{where}: cannot parse "{text}": {msg} {source.position(offset)}{hint}.'
+        ) from None
+    except (ValueError, MemoryError, RecursionError) as exc:
+        raise SystemFileError(f'{where}: cannot parse "{text}": {exc}.') from None
+    converter = _Converter(source, names, where)
+    try:
+        result = converter.convert(tree.body)
+    except RecursionError:
+        raise SystemFileError(
+            f'{where}: the expression "{text[:60]}..." is too deeply nested.'
+        ) from None
+    if not isinstance(result, sp.Expr):  # pragma: no cover - only via odd `names`
+        raise SystemFileError(
+            f'{where}: "{text}" is not a mathematical expression (got {type(result).__name__}).'
+        )
+    if result.has(sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity):
+        raise SystemFileError(
+            f'{where}: "{text}" evaluates to {result}, which is infinite or undefined '
+            "(a division by zero?)."
+        )
+    return result
+
+
+def _looks_like_juxtaposition(code: str, offset: int | None, msg: str) -> bool:
+    """Guess whether a syntax error comes from an implicit product (``2 x``)."""
+    if "forgot a comma" in msg or "invalid decimal literal" in msg:
+        return True
+    if msg != "invalid syntax" or offset is None or offset >= len(code):
+        return False
+    before = code[:offset].rstrip()
+    after = code[offset]
+    return bool(before) and (before[-1].isalnum() or before[-1] in "_).") and (
+        after.isalnum() or after in "_(."
+    )

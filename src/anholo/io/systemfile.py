@@ -1,0 +1,721 @@
+"""System files: mechanical systems described in TOML.
+
+A system file declares coordinates, parameters and a Lagrangian, and
+optionally a moving frame, linear constraints and default parameter values::
+
+    name = "Free rigid body"
+    description = "optional free text"
+    coordinates = ["phi", "theta", "psi"]
+    parameters = ["I1", "I2", "I3"]        # positive real symbols (default [])
+    functions = ["A1"]                     # undefined functions, used as A1(theta)
+    lagrangian = "..."                     # the velocity of q is written q_dot
+    frame = [["...", "...", "..."], ...]   # row i = components of X_i along d/dq^A
+    constraints = ["z_dot - y*x_dot"]      # each expression = 0
+    [values]                               # default values of parameters
+    I1 = 2
+
+Fields
+------
+name : string, required
+    A one-line title.
+description : string, optional
+    Free text.
+coordinates : array of strings, required
+    The names of the configuration coordinates ``q^1 .. q^n``.  Each
+    coordinate ``q`` gets a velocity ``q_dot``; coordinate names may not end
+    in ``_dot``.  Coordinates and velocities are real symbols.
+parameters : array of strings, optional
+    Names of constant parameters (masses, lengths, ...), created as
+    *positive* real symbols.
+functions : array of strings, optional
+    Names of undefined real functions (:class:`sympy.Function`), to be
+    applied to coordinates or parameters, e.g. ``A1(theta)``.
+lagrangian : string (or number), required
+    An expression in the coordinates, velocities, parameters and functions.
+frame : array of n arrays of n strings (or numbers), optional
+    Row ``i`` (0-based, written ``frame[i]`` in messages) holds the components
+    of the frame vector ``X_{i+1}`` in the coordinate basis
+    ``d/dq^1 .. d/dq^n``.  Entries depend on coordinates and parameters
+    only: velocities are not allowed.  Absent means the coordinate frame.
+constraints : array of strings, optional
+    Expressions, each required to vanish (``constraints[k]``, 0-based).
+values : table, optional
+    Default numerical values of parameters (integers or decimals; decimals
+    are stored exactly, ``9.81`` is ``981/100``).  Parameters are positive
+    symbols, so default values must be positive.
+
+Expressions follow :func:`anholo.io.expressions.parse_expression`: ``^``
+and ``**`` are powers, decimals are exact, and the standard functions
+(``sin``, ``cos``, ``exp``, ``sqrt``, ...) and constants ``pi`` and ``E`` are
+available.  Names of coordinates, parameters and functions must be Python
+identifiers that are neither Python keywords nor standard function or
+constant names, and must all be distinct.
+
+This module knows nothing about frames or dynamics: a :class:`SystemSpec` is
+pure data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import keyword
+import math
+import os
+import tomllib
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import sympy as sp
+
+from anholo.errors import SystemFileError
+from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
+
+__all__ = [
+    "KNOWN_FIELDS",
+    "SystemSpec",
+    "parse_system",
+    "load_system_file",
+]
+
+#: The top-level keys (and tables) a system file may contain, in the order in
+#: which they are documented.  Extend this tuple when the format grows.
+KNOWN_FIELDS: tuple[str, ...] = (
+    "name",
+    "description",
+    "coordinates",
+    "parameters",
+    "functions",
+    "lagrangian",
+    "frame",
+    "constraints",
+    "values",
+)
+
+_REQUIRED_FIELDS: tuple[str, ...] = ("name", "coordinates", "lagrangian")
+
+VELOCITY_SUFFIX = "_dot"
+
+
+# ---------------------------------------------------------------------------
+# The specification
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """A mechanical system read from a system file (pure data).
+
+    Attributes
+    ----------
+    name, description : str
+        Title and free text.
+    coordinates : tuple of sympy.Symbol
+        Real symbols ``q^1 .. q^n``.
+    velocities : tuple of sympy.Symbol
+        Real symbols ``q_dot``, in the same order as `coordinates`.
+    parameters : tuple of sympy.Symbol
+        Positive symbols.
+    functions : tuple of sympy.FunctionClass
+        Undefined real functions (``sympy.Function(name, real=True)``).
+    lagrangian : sympy.Expr
+    frame : tuple of tuple of sympy.Expr, or None
+        ``frame[i][A]`` is the component of ``X_{i+1}`` along ``d/dq^A``;
+        ``None`` means the coordinate frame.
+    constraints : tuple of sympy.Expr
+        Expressions required to vanish.
+    values : Mapping[sympy.Symbol, sympy.Number]
+        Default values of (some) parameters, exact numbers.
+    source : str
+        Where the specification was read from (a path or ``"<string>"``).
+
+    Examples
+    --------
+    >>> spec = parse_system('''
+    ... name = "Oscillator"
+    ... coordinates = ["x"]
+    ... parameters = ["k"]
+    ... lagrangian = "x_dot^2/2 - k*x^2/2"
+    ... ''')
+    >>> spec.coordinates, spec.velocities, spec.parameters
+    ((x,), (x_dot,), (k,))
+    >>> spec.substitute({"k": 4}).lagrangian
+    -2*x**2 + x_dot**2/2
+    """
+
+    name: str
+    description: str
+    coordinates: tuple[sp.Symbol, ...]
+    velocities: tuple[sp.Symbol, ...]
+    parameters: tuple[sp.Symbol, ...]
+    functions: tuple[Any, ...]
+    lagrangian: sp.Expr
+    frame: tuple[tuple[sp.Expr, ...], ...] | None
+    constraints: tuple[sp.Expr, ...]
+    values: Mapping[sp.Symbol, sp.Number] = field(default_factory=dict, hash=False)
+    source: str = "<string>"
+
+    def __post_init__(self) -> None:
+        # Keep the values read-only whatever mapping was passed.
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    # Mapping proxies cannot be pickled: store a plain dict instead.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["values"] = dict(self.values)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    @property
+    def dimension(self) -> int:
+        """The number of coordinates."""
+        return len(self.coordinates)
+
+    @property
+    def names(self) -> dict[str, Any]:
+        """Every declared name: coordinates, velocities, parameters, functions.
+
+        Examples
+        --------
+        >>> spec = parse_system('name = "P"\\ncoordinates = ["x"]\\nlagrangian = "x_dot^2/2"')
+        >>> spec.names
+        {'x': x, 'x_dot': x_dot}
+        """
+        out: dict[str, Any] = {}
+        for group in (self.coordinates, self.velocities, self.parameters):
+            for sym in group:
+                out[sym.name] = sym
+        for func in self.functions:
+            out[func.__name__] = func
+        return out
+
+    def substitute(self, assignments: Mapping[str, str | int | float]) -> SystemSpec:
+        """Fix the values of some parameters.
+
+        This is what the command line's ``--set NAME=VALUE`` does.
+
+        Parameters
+        ----------
+        assignments : Mapping[str, str | int | float]
+            Parameter name -> value.  A value is a number or an expression
+            (parsed like the file's expressions) in the *other* parameters,
+            e.g. ``{"I2": "I1", "g": 9.81}``.  Decimals are exact.
+
+        Returns
+        -------
+        SystemSpec
+            A new specification in which the parameters are replaced
+            (simultaneously) in the Lagrangian, frame and constraints, and
+            removed from `parameters` and `values`.
+
+        Raises
+        ------
+        anholo.errors.SystemFileError
+            A name that is not a declared parameter (the message lists the
+            parameters), or a value that cannot be parsed or that refers to a
+            parameter being set in the same call.
+
+        Examples
+        --------
+        >>> spec = parse_system('''
+        ... name = "Pendulum"
+        ... coordinates = ["theta"]
+        ... parameters = ["m", "l", "g"]
+        ... lagrangian = "m*l^2*theta_dot^2/2 + m*g*l*cos(theta)"
+        ... ''')
+        >>> spec.substitute({"m": 1, "g": "2*l"}).lagrangian
+        l**2*theta_dot**2/2 + 2*l**2*cos(theta)
+        """
+        by_name = {p.name: p for p in self.parameters}
+        listing = ", ".join(by_name) if by_name else "(none)"
+        setting = set(assignments)
+        replacements: dict[sp.Symbol, sp.Expr] = {}
+        for name, value in assignments.items():
+            if name not in by_name:
+                if name in self.names:
+                    kind = "a coordinate or velocity" if isinstance(
+                        self.names[name], sp.Symbol
+                    ) else "a function"
+                    what = f"'{name}' is {kind}, not a parameter"
+                else:
+                    what = f"'{name}' is not a parameter"
+                raise SystemFileError(
+                    f"{self.source}: cannot set {name}: {what} of {self.name!r}. "
+                    f"Parameters: {listing}."
+                )
+            where = f"{self.source}: value of parameter {name!r}"
+            if isinstance(value, bool):
+                raise SystemFileError(
+                    f"{where}: expected a number or an expression, got {value!r}."
+                )
+            if isinstance(value, int):
+                expr: sp.Expr = sp.Integer(value)
+            elif isinstance(value, float):
+                expr = _float_to_rational(value, where)
+            elif isinstance(value, sp.Expr):
+                expr = value
+            elif isinstance(value, str):
+                expr = parse_expression(value, by_name, where=where)
+            else:
+                raise SystemFileError(
+                    f"{where}: expected a number or an expression string, "
+                    f"got {type(value).__name__} {value!r}."
+                )
+            clash = sorted(
+                (s.name for s in expr.free_symbols if s.name in setting and s in by_name.values()),
+            )
+            if clash:
+                others = [n for n in by_name if n not in setting]
+                raise SystemFileError(
+                    f"{where}: {value!r} refers to {', '.join(clash)}, which is also being "
+                    "set; use numbers or parameters that are not being set "
+                    f"({', '.join(others) or 'none'})."
+                )
+            replacements[by_name[name]] = expr
+
+        def sub(e: sp.Expr) -> sp.Expr:
+            return e.xreplace(replacements)
+
+        return dataclasses.replace(
+            self,
+            parameters=tuple(p for p in self.parameters if p not in replacements),
+            lagrangian=sub(self.lagrangian),
+            frame=None
+            if self.frame is None
+            else tuple(tuple(sub(c) for c in row) for row in self.frame),
+            constraints=tuple(sub(c) for c in self.constraints),
+            values={p: v for p, v in self.values.items() if p not in replacements},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly description: every expression as a string.
+
+        Expressions are printed with :func:`str`, which
+        :func:`~anholo.io.expressions.parse_expression` reads back.
+
+        Examples
+        --------
+        >>> spec = parse_system('name = "P"\\ncoordinates = ["x"]\\nlagrangian = "x_dot^2/2"')
+        >>> spec.to_dict()["lagrangian"]
+        'x_dot**2/2'
+        """
+        return {
+            "name": self.name,
+            "description": self.description,
+            "coordinates": [str(q) for q in self.coordinates],
+            "velocities": [str(v) for v in self.velocities],
+            "parameters": [str(p) for p in self.parameters],
+            "functions": [f.__name__ for f in self.functions],
+            "lagrangian": str(self.lagrangian),
+            "frame": None
+            if self.frame is None
+            else [[str(c) for c in row] for row in self.frame],
+            "constraints": [str(c) for c in self.constraints],
+            "values": {str(p): str(v) for p, v in self.values.items()},
+            "source": self.source,
+        }
+
+    def __str__(self) -> str:
+        lines = [f"{self.name}  ({self.source})"]
+        if self.description:
+            lines.append(f"  {self.description.strip()}")
+        lines.append("  coordinates: " + ", ".join(map(str, self.coordinates)))
+        if self.parameters:
+            lines.append("  parameters:  " + ", ".join(map(str, self.parameters)))
+        if self.functions:
+            lines.append("  functions:   " + ", ".join(f.__name__ for f in self.functions))
+        lines.append(f"  L = {self.lagrangian}")
+        if self.frame is None:
+            lines.append("  frame: coordinate frame")
+        else:
+            lines.append("  frame:")
+            basis = [f"d/d{q}" for q in self.coordinates]
+            for i, row in enumerate(self.frame, start=1):
+                terms = [f"({c})*{b}" for c, b in zip(row, basis) if c != 0]
+                lines.append(f"    X{i} = " + (" + ".join(terms) if terms else "0"))
+        if self.constraints:
+            lines.append("  constraints:")
+            lines.extend(f"    {c} = 0" for c in self.constraints)
+        if self.values:
+            lines.append(
+                "  values: " + ", ".join(f"{p} = {v}" for p, v in self.values.items())
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"SystemSpec(name={self.name!r}, coordinates={self.coordinates!r}, "
+            f"parameters={self.parameters!r}, source={self.source!r})"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------
+
+
+def _toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "table"
+    return "date/time"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _float_to_rational(value: float, where: str) -> sp.Rational:
+    if not math.isfinite(value):
+        raise SystemFileError(f"{where}: {value!r} is not a finite number.")
+    return sp.Rational(repr(value))
+
+
+def _number(value: int | float, where: str) -> sp.Rational:
+    if isinstance(value, int):
+        return sp.Integer(value)
+    return _float_to_rational(value, where)
+
+
+class _Reader:
+    def __init__(self, data: dict[str, Any], source: str) -> None:
+        self.data = data
+        self.source = source
+
+    def fail(self, field_name: str, message: str) -> SystemFileError:
+        return SystemFileError(f"{self.source}: {field_name}: {message}")
+
+    # -- structure ------------------------------------------------------
+    def check_fields(self) -> None:
+        for key, value in self.data.items():
+            if key in KNOWN_FIELDS:
+                continue
+            kind = "table" if isinstance(value, dict) else "field"
+            shown = f"[{key}]" if kind == "table" else repr(key)
+            close = difflib.get_close_matches(key, KNOWN_FIELDS, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise SystemFileError(
+                f"{self.source}: unknown {kind} {shown}.{hint} "
+                f"Known fields: {', '.join(KNOWN_FIELDS)}."
+            )
+        for key in _REQUIRED_FIELDS:
+            if key not in self.data:
+                raise self.fail(key, f"missing required field; add e.g. {_EXAMPLES[key]}.")
+
+    def string(self, key: str, default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if not isinstance(value, str):
+            raise self.fail(
+                key, f"expected a string, got {_toml_type(value)} {value!r}; write {key} = \"...\"."
+            )
+        return value
+
+    def names_list(self, key: str) -> list[str]:
+        value = self.data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(
+                key,
+                f"expected an array of strings (names), got {value!r}; "
+                f"write e.g. {_EXAMPLES[key]}.",
+            )
+        return value
+
+    # -- names ------------------------------------------------------------
+    def check_name(self, key: str, index: int, name: str) -> None:
+        where = f"{key}[{index}]"
+        if not name.isidentifier():
+            raise self.fail(
+                where,
+                f"{name!r} is not a valid name; use letters, digits and underscores, "
+                "not starting with a digit (e.g. theta, x1, I_3).",
+            )
+        if unicodedata.normalize("NFKC", name) != name:
+            raise self.fail(
+                where,
+                f"{name!r} is not in normal form; Python reads it as "
+                f"{unicodedata.normalize('NFKC', name)!r}, use that spelling.",
+            )
+        if keyword.iskeyword(name):
+            raise self.fail(where, f"{name!r} is a Python keyword; choose another name.")
+        if name in STANDARD_FUNCTIONS:
+            raise self.fail(
+                where, f"{name!r} is the name of a standard function; choose another name."
+            )
+        if name in CONSTANTS:
+            raise self.fail(
+                where,
+                f"{name!r} is a constant ({CONSTANTS[name]}); choose another name.",
+            )
+
+    def declare(self) -> tuple[list[str], list[str], list[str]]:
+        coords = self.names_list("coordinates")
+        params = self.names_list("parameters")
+        funcs = self.names_list("functions")
+        if not coords:
+            raise self.fail("coordinates", "at least one coordinate is needed.")
+        seen: dict[str, str] = {}
+        for key, group in (("coordinates", coords), ("parameters", params), ("functions", funcs)):
+            for i, name in enumerate(group):
+                self.check_name(key, i, name)
+                if key == "coordinates" and name.endswith(VELOCITY_SUFFIX):
+                    raise self.fail(
+                        f"coordinates[{i}]",
+                        f"{name!r} ends in {VELOCITY_SUFFIX!r}, which is reserved for "
+                        "velocities (it would be ambiguous); rename the coordinate.",
+                    )
+                if name in seen:
+                    other = seen[name]
+                    if other.startswith(key):
+                        what = f"{name!r} is listed twice (also {other})"
+                    else:
+                        what = f"{name!r} is already declared as {other}"
+                    raise self.fail(f"{key}[{i}]", f"{what}; names must be distinct.")
+                seen[name] = f"{key}[{i}]"
+                if key == "coordinates":
+                    seen[name + VELOCITY_SUFFIX] = f"the velocity of coordinates[{i}]"
+        return coords, params, funcs
+
+    # -- expressions --------------------------------------------------------
+    def expression(self, where: str, value: Any, names: Mapping[str, Any], *, numbers: bool) -> sp.Expr:
+        if numbers and _is_number(value):
+            return _number(value, f"{self.source}: {where}")
+        if not isinstance(value, str):
+            allowed = "a string or a number" if numbers else "a string"
+            raise self.fail(
+                where, f"expected {allowed} (an expression), got {_toml_type(value)} {value!r}."
+            )
+        return parse_expression(value, names, where=f"{self.source}: {where}")
+
+    def frame(
+        self, names: Mapping[str, Any], coords: list[str], velocities: tuple[sp.Symbol, ...]
+    ) -> tuple[tuple[sp.Expr, ...], ...] | None:
+        if "frame" not in self.data:
+            return None
+        value = self.data["frame"]
+        n = len(coords)
+        shape = (
+            f"expected {n} rows (one per frame vector X_1..X_{n}), each an array of {n} "
+            f"components along {', '.join('d/d' + q for q in coords)}"
+        )
+        if not isinstance(value, list) or not all(isinstance(row, list) for row in value):
+            raise self.fail(
+                "frame", f"expected an array of arrays; {shape}. Got {_toml_type(value)} {value!r}."
+            )
+        if len(value) != n:
+            raise self.fail("frame", f"{shape}; got {len(value)} rows.")
+        rows = []
+        for i, row in enumerate(value):
+            if len(row) != n:
+                raise self.fail(
+                    f"frame[{i}]", f"expected {n} entries (frame is n x n, n = {n}), got {len(row)}."
+                )
+            entries = []
+            for j, entry in enumerate(row):
+                where = f"frame[{i}][{j}]"
+                expr = self.expression(where, entry, names, numbers=True)
+                used = sorted((expr.free_symbols & set(velocities)), key=str)
+                if used:
+                    raise self.fail(
+                        where,
+                        f"the velocity {used[0]} appears in {entry!r}; frame components "
+                        "depend on coordinates and parameters only.",
+                    )
+                entries.append(expr)
+            rows.append(tuple(entries))
+        return tuple(rows)
+
+    def constraints(self, names: Mapping[str, Any]) -> tuple[sp.Expr, ...]:
+        value = self.data.get("constraints", [])
+        if not isinstance(value, list):
+            raise self.fail(
+                "constraints",
+                f"expected an array of strings, got {_toml_type(value)} {value!r}; "
+                f"write e.g. {_EXAMPLES['constraints']}.",
+            )
+        return tuple(
+            self.expression(f"constraints[{k}]", c, names, numbers=False)
+            for k, c in enumerate(value)
+        )
+
+    def values(
+        self, params: tuple[sp.Symbol, ...], coords: list[str]
+    ) -> dict[sp.Symbol, sp.Rational]:
+        table = self.data.get("values", {})
+        if not isinstance(table, dict):
+            raise self.fail(
+                "values",
+                f"expected a table, got {_toml_type(table)} {table!r}; write a [values] "
+                "section with lines such as  m = 1.5",
+            )
+        by_name = {p.name: p for p in params}
+        out: dict[sp.Symbol, sp.Rational] = {}
+        for key, value in table.items():
+            where = f"values.{key}"
+            if key not in by_name:
+                what = (
+                    f"{key!r} is a coordinate, not a parameter"
+                    if key in coords
+                    else f"{key!r} is not a declared parameter"
+                )
+                raise self.fail(
+                    where,
+                    f"{what}; [values] gives default values of parameters "
+                    f"({', '.join(by_name) or 'none declared'}).",
+                )
+            if not _is_number(value):
+                raise self.fail(
+                    where, f"expected a number, got {_toml_type(value)} {value!r}; write e.g. {key} = 1.5"
+                )
+            number = _number(value, f"{self.source}: {where}")
+            if number <= 0:
+                raise self.fail(
+                    where,
+                    f"{value!r} is not positive, but parameters are positive symbols; "
+                    "give a positive value, or write the sign into the lagrangian.",
+                )
+            out[by_name[key]] = number
+        return {p: out[p] for p in params if p in out}
+
+
+_EXAMPLES: Mapping[str, str] = {
+    "name": 'name = "Free rigid body"',
+    "coordinates": 'coordinates = ["x", "y"]',
+    "parameters": 'parameters = ["m", "g"]',
+    "functions": 'functions = ["A1"]',
+    "lagrangian": 'lagrangian = "(x_dot^2 + y_dot^2)/2"',
+    "constraints": 'constraints = ["z_dot - y*x_dot"]',
+}
+
+
+def parse_system(text: str, source: str = "<string>") -> SystemSpec:
+    """Parse the TOML text of a system file.
+
+    Parameters
+    ----------
+    text : str
+        The TOML document (see the module documentation for its fields).
+    source : str, optional
+        Where the text comes from; every error message starts with it and
+        it is stored in :attr:`SystemSpec.source`.
+
+    Returns
+    -------
+    SystemSpec
+
+    Raises
+    ------
+    anholo.errors.SystemFileError
+        Malformed TOML (the message gives line and column), a missing,
+        unknown or ill-typed field, a bad or clashing name, a frame that is
+        not n x n, a velocity in a frame entry, a bad [values] entry, or an
+        expression that cannot be parsed.  Indices in messages
+        (``frame[1][2]``, ``constraints[0]``) are 0-based.
+    anholo.errors.UnknownSymbolError
+        An expression uses an undeclared name.
+
+    Examples
+    --------
+    >>> spec = parse_system('''
+    ... name = "Particle in the plane"
+    ... coordinates = ["r", "theta"]
+    ... parameters = ["m", "k"]
+    ... lagrangian = "m*(r_dot^2 + r^2*theta_dot^2)/2 + k/r"
+    ... frame = [["1", "0"], ["0", "1/r"]]
+    ... ''')
+    >>> spec.frame
+    ((1, 0), (0, 1/r))
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SystemFileError(
+            f"{source}: malformed TOML: {exc}. Fix the syntax at that position "
+            '(strings need double quotes, e.g. lagrangian = "x_dot^2/2").'
+        ) from None
+    reader = _Reader(data, source)
+    reader.check_fields()
+    name = reader.string("name")
+    if not name.strip():
+        raise reader.fail("name", 'the name is empty; write e.g. name = "Free rigid body".')
+    description = reader.string("description", "")
+    coords, params, funcs = reader.declare()
+
+    coordinates = tuple(sp.Symbol(q, real=True) for q in coords)
+    velocities = tuple(sp.Symbol(q + VELOCITY_SUFFIX, real=True) for q in coords)
+    parameters = tuple(sp.Symbol(p, positive=True) for p in params)
+    functions = tuple(sp.Function(f, real=True) for f in funcs)
+    names: dict[str, Any] = {}
+    for group in (coordinates, velocities, parameters):
+        names.update((s.name, s) for s in group)
+    names.update((f.__name__, f) for f in functions)
+
+    lagrangian = reader.expression("lagrangian", data["lagrangian"], names, numbers=True)
+    frame = reader.frame(names, coords, velocities)
+    constraints = reader.constraints(names)
+    values = reader.values(parameters, coords)
+    return SystemSpec(
+        name=name,
+        description=description,
+        coordinates=coordinates,
+        velocities=velocities,
+        parameters=parameters,
+        functions=functions,
+        lagrangian=lagrangian,
+        frame=frame,
+        constraints=constraints,
+        values=values,
+        source=source,
+    )
+
+
+def load_system_file(path: str | os.PathLike[str]) -> SystemSpec:
+    """Read and parse a system file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A TOML file (UTF-8).
+
+    Returns
+    -------
+    SystemSpec
+        With :attr:`~SystemSpec.source` set to `path`.
+
+    Raises
+    ------
+    anholo.errors.SystemFileError
+        The file cannot be read, or see :func:`parse_system`.
+
+    Examples
+    --------
+    >>> spec = load_system_file("my_system.toml")  # doctest: +SKIP
+    >>> spec.name  # doctest: +SKIP
+    'Free rigid body'
+    """
+    source = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise SystemFileError(f"{source}: not a UTF-8 text file ({exc.reason}).") from None
+    except OSError as exc:
+        raise SystemFileError(
+            f"{source}: cannot read system file: {exc.strerror or exc}."
+        ) from None
+    return parse_system(text, source=source)
