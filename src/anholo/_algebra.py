@@ -17,6 +17,9 @@ import sympy as sp
 
 __all__ = [
     "tidy",
+    "determinant",
+    "adjugate",
+    "reduce_if_cheap",
     "invert",
     "free_symbols",
     "random_point",
@@ -24,6 +27,7 @@ __all__ = [
     "numerically_zero",
     "LinearSolution",
     "solve_generic",
+    "solve_square",
 ]
 
 _TRIG_HYPER = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc, sp.sinh, sp.cosh, sp.tanh)
@@ -36,8 +40,15 @@ def _pythagorean_reduce(expr: sp.Expr) -> sp.Expr:
     denominator are replaced by their remainders on division by ``S^2 + C^2 − 1``
     in S (a canonical form: at most linear in S), then ``cancel`` is applied.
     """
-    expr = expr.rewrite(sp.tan, sp.sin).rewrite(sp.cot, sp.sin) if expr.has(sp.tan, sp.cot) else expr
-    expr = expr.rewrite(sp.cos) if expr.has(sp.sec, sp.csc) else expr
+    # tan = sin/cos, cot = cos/sin, sec = 1/cos, csc = 1/sin, by explicit replacement:
+    # ``rewrite(sp.sin)`` brings in sin(2a) and ``rewrite(sp.cos)`` turns sin(a) into cos(a − π/2).
+    if expr.has(sp.tan, sp.cot, sp.sec, sp.csc):
+        expr = (
+            expr.replace(sp.tan, lambda a: sp.sin(a) / sp.cos(a))
+            .replace(sp.cot, lambda a: sp.cos(a) / sp.sin(a))
+            .replace(sp.sec, lambda a: 1 / sp.cos(a))
+            .replace(sp.csc, lambda a: 1 / sp.sin(a))
+        )
     args = {f.args[0] for f in expr.atoms(sp.sin, sp.cos)}
     if not args:
         return expr
@@ -79,6 +90,50 @@ def tidy(expr: sp.Expr) -> sp.Expr:
     return reduced
 
 
+def determinant(matrix) -> sp.Expr:
+    """Determinant by Laplace expansion with memoised minors (division-free, no expansion).
+
+    For the small matrices of mechanics (n ≤ 8) this is far faster than sympy's
+    Berkowitz routine, which can spend a minute on a 3×3 matrix with large entries.
+    """
+    M = sp.Matrix(matrix)
+    n = M.rows
+    if n == 0:
+        return sp.S.One
+    entries = [[M[i, j] for j in range(n)] for i in range(n)]
+    memo: dict = {}
+
+    def minor(row: int, cols: tuple) -> sp.Expr:
+        # determinant of rows row..n-1 restricted to the columns `cols`
+        if row == n - 1:
+            return entries[row][cols[0]]
+        key = (row, cols)
+        if key in memo:
+            return memo[key]
+        terms = []
+        for k, c in enumerate(cols):
+            e = entries[row][c]
+            if e == 0:
+                continue
+            sub = minor(row + 1, cols[:k] + cols[k + 1:])
+            if sub != 0:
+                terms.append((-1) ** k * e * sub)
+        val = sp.Add(*terms)
+        memo[key] = val
+        return val
+
+    return minor(0, tuple(range(n)))
+
+
+def adjugate(matrix) -> sp.Matrix:
+    """Adjugate (transpose of the cofactor matrix) by Laplace expansion of each minor."""
+    M = sp.Matrix(matrix)
+    n = M.rows
+    if n == 1:
+        return sp.Matrix([[1]])
+    return sp.Matrix(n, n, lambda i, j: (-1) ** (i + j) * determinant(M.minor_submatrix(j, i)))
+
+
 def invert(matrix: sp.Matrix, det: sp.Expr | None = None) -> sp.ImmutableMatrix:
     """Inverse by adjugate over determinant, each entry put through :func:`tidy`.
 
@@ -86,8 +141,8 @@ def invert(matrix: sp.Matrix, det: sp.Expr | None = None) -> sp.ImmutableMatrix:
     caller is responsible for having checked that ``det`` is not identically zero.
     """
     M = sp.Matrix(matrix)
-    det = M.det(method="berkowitz") if det is None else det
-    adj = M.adjugate(method="berkowitz")
+    det = determinant(M) if det is None else det
+    adj = adjugate(M)
     return sp.ImmutableMatrix(M.rows, M.cols, [tidy(e / det) for e in adj])
 
 
@@ -142,6 +197,51 @@ def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-1
     return True
 
 
+_CANCEL_LIMIT = 60
+
+
+def reduce_if_cheap(expr: sp.Expr, limit: int = _CANCEL_LIMIT) -> sp.Expr:
+    """``cancel(expr)`` if ``expr`` is small (at most ``limit`` operations), else ``expr``.
+
+    ``cancel`` expands numerators; on large entries (e.g. the frame Hessian of a
+    non-mechanical Lagrangian in a dense frame) that costs minutes and produces
+    larger results, so large entries are carried along unexpanded instead.
+    """
+    if expr.is_Atom or sp.count_ops(expr) > limit:
+        return expr
+    return sp.cancel(expr)
+
+
+def solve_square(matrix: sp.Matrix, rhs: Sequence, *, seed: int = 20261122) -> tuple | None:
+    """Solve a square system ``M z = b`` with ``M`` generically nonsingular.
+
+    Division-free: ``z = adj(M) b / det(M)`` (Berkowitz), so expression size
+    stays polynomial in the size of M's entries; the factors ``adj_ij / det`` are
+    cancelled only when cheap.  A diagonal M is divided directly.  Returns
+    ``None`` if ``det M`` vanishes identically (checked at random points).
+    """
+    M = sp.Matrix(matrix)
+    b = [sp.sympify(x) for x in rhs]
+    n = M.rows
+    if M.is_diagonal():
+        diag = [M[i, i] for i in range(n)]
+        pts = [random_point(free_symbols(diag), random.Random(seed))]
+        if any(d == 0 or numerically_zero(d, pts) for d in diag):
+            return None
+        return tuple(b[i] * reduce_if_cheap(1 / diag[i]) for i in range(n))
+    det = determinant(M)
+    rng = random.Random(seed)
+    pts = [random_point(free_symbols([det]), rng) for _ in range(2)]
+    if det == 0 or numerically_zero(det, pts):
+        return None
+    adj = adjugate(M)
+    det_r = reduce_if_cheap(det, 4 * _CANCEL_LIMIT)
+    return tuple(
+        sp.Add(*[reduce_if_cheap(adj[i, j] / det_r) * b[j] for j in range(n) if adj[i, j] != 0 and b[j] != 0])
+        for i in range(n)
+    )
+
+
 @dataclass(frozen=True)
 class LinearSolution:
     """General solution of a linear system ``M z = b`` with symbolic entries.
@@ -178,17 +278,22 @@ def solve_generic(
 ) -> LinearSolution:
     """Solve ``matrix * z = rhs`` at a generic point of the space of its symbols.
 
-    Gaussian elimination whose pivots are chosen numerically nonzero at random
-    points, so the rank found is the generic rank.  Columns are tried in
+    Gauss–Jordan elimination whose pivots are chosen numerically nonzero at
+    random points, so the rank found is the generic rank.  Columns are tried in
     ``column_order`` (default: natural order); an unknown whose column gets no
     pivot is free.  Rows left without a pivot give compatibility conditions
-    ``rhs_reduced = 0``.  No ``simplify`` is used: entries are kept in
-    ``cancel`` normal form.
+    ``rhs_reduced = 0``.
+
+    Expression size: the coefficient entries (small, Hessian-like) are kept in
+    ``cancel`` normal form; the right-hand side, usually much larger, only goes
+    through the same row operations unsimplified, so it grows linearly with the
+    number of steps.  No ``simplify`` is used.
     """
     nrows, ncols = matrix.shape
     order = list(range(ncols)) if column_order is None else list(column_order)
-    rows = [[sp.sympify(matrix[r, c]) for c in range(ncols)] + [sp.sympify(rhs[r])] for r in range(nrows)]
-    symbols = free_symbols(e for row in rows for e in row)
+    rows = [[sp.sympify(matrix[r, c]) for c in range(ncols)] for r in range(nrows)]
+    b = [sp.sympify(x) for x in rhs]
+    symbols = free_symbols(e for row in rows for e in row) | free_symbols(b)
     rng = random.Random(seed)
     points = [random_point(symbols, rng) for _ in range(2)]
 
@@ -210,35 +315,36 @@ def solve_generic(
             continue
         pivot_of_col[col] = best
         used_rows.add(best)
+        piv = rows[best][col]
+        if piv != 1:
+            rows[best] = [reduce_if_cheap(e / piv) if e != 0 else e for e in rows[best]]
+            b[best] = b[best] / piv
         prow = rows[best]
-        piv = prow[col]
-        prow = [sp.cancel(e / piv) if e != 0 else e for e in prow]
-        rows[best] = prow
         for r in range(nrows):
             if r == best:
                 continue
             factor = rows[r][col]
             if factor == 0:
                 continue
-            rows[r] = [
-                sp.cancel(e - factor * pe) if pe != 0 else e for e, pe in zip(rows[r], prow)
-            ]
+            rows[r] = [reduce_if_cheap(e - factor * pe) if pe != 0 else e for e, pe in zip(rows[r], prow)]
             rows[r][col] = sp.S.Zero
+            if b[best] != 0:
+                b[r] = b[r] - factor * b[best]
 
     conditions = []
     for r in range(nrows):
         if r in used_rows:
             continue
         # generic rank reached: the coefficients of this row vanish identically
-        residual = rows[r][-1]
+        residual = b[r]
         if residual != 0 and not numerically_zero(residual, points):
-            coeff, core = sp.factor(residual).as_coeff_Mul()
+            coeff, core = sp.factor(reduce_if_cheap(residual, 400)).as_coeff_Mul()
             conditions.append(core if coeff.is_number and coeff != 0 else coeff * core)
 
     free_cols = [c for c in order if c not in pivot_of_col]
     particular = [sp.S.Zero] * ncols
     for col, r in pivot_of_col.items():
-        particular[col] = rows[r][-1]
+        particular[col] = b[r]
     directions = []
     for fc in free_cols:
         vec = [sp.S.Zero] * ncols
@@ -246,7 +352,7 @@ def solve_generic(
         for col, r in pivot_of_col.items():
             coeff = rows[r][fc]
             if coeff != 0 and not numerically_zero(coeff, points):
-                vec[col] = sp.cancel(-coeff)
+                vec[col] = reduce_if_cheap(-coeff)
         directions.append(tuple(vec))
     return LinearSolution(
         particular=tuple(particular),

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from .._algebra import free_symbols, numerically_zero, random_point, solve_generic
+from .._algebra import solve_generic, solve_square
 from ..errors import IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
@@ -152,15 +152,15 @@ class Lagrangian:
         IrregularLagrangianError
             If g is singular; use :meth:`euler_lagrange_field_cartan` for singular L.
         """
-        sol = solve_generic(self.hessian, self._prop1_rhs)
-        if sol.rank < self.bundle.dim:
+        gamma = solve_square(self.hessian, self._prop1_rhs)
+        if gamma is None:
             raise IrregularLagrangianError(
                 f"the Lagrangian is not regular: its Hessian in the quasi-velocities has rank "
-                f"{sol.rank} < {self.bundle.dim}, so the Euler–Lagrange field is not unique. "
+                f"{self.hessian_rank()} < {self.bundle.dim}, so the Euler–Lagrange field is not unique. "
                 "Use Lagrangian.euler_lagrange_field_cartan() to get the general solution and "
                 "its solvability conditions."
             )
-        return SecondOrderField(self.bundle, sol.particular)
+        return SecondOrderField(self.bundle, gamma)
 
     def euler_lagrange_field_cartan(self, on=None):
         """Solve ``i_Γ dθ_L = −dE_L`` for a general field Γ (THEORY §3).

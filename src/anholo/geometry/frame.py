@@ -22,7 +22,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import free_symbols, invert, numerically_zero, random_point, tidy
+from .._algebra import determinant, free_symbols, invert, numerically_zero, random_point, tidy
 from ..errors import DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
 from .vector_field import VectorField
@@ -43,7 +43,7 @@ def _matrix_rows(chart: Chart, rows, what: str) -> sp.ImmutableMatrix:
 
 
 def _check_nonsingular(chart: Chart, mat: sp.Matrix, what: str) -> sp.Expr:
-    det = mat.det(method="berkowitz")
+    det = determinant(mat)
     symbols = free_symbols([det])
     rng = random.Random(7)
     points = [random_point(symbols, rng) for _ in range(3)]
@@ -158,12 +158,16 @@ class Frame:
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         n = chart.dim
-        omega = sp.Matrix([[sp.sympify(e) for e in row] for row in forms])
+        forms = forms.tolist() if isinstance(forms, sp.MatrixBase) else [list(row) for row in forms]
+        if any(len(row) != n for row in forms):
+            raise DimensionError(
+                f"constraint forms need {n} components each (one per coordinate), got rows of lengths "
+                f"{[len(row) for row in forms]}."
+            )
+        omega = sp.Matrix(len(forms), n, [sp.sympify(e) for row in forms for e in row])
         k = omega.rows
         if k == 0:
             return cls.coordinate(chart).with_rank_D(n)
-        if omega.cols != n:
-            raise DimensionError(f"constraint forms need {n} components each, got {omega.cols}.")
         if omega.free_symbols & set(chart.velocities):
             raise NonlinearConstraintError(
                 "constraint one-forms must not depend on velocities; a constraint that is not "
@@ -183,6 +187,11 @@ class Frame:
             )
         if dependent is not None:
             cols = [c if isinstance(c, int) else chart.index(c) for c in dependent]
+            if any(not 0 <= c < n for c in cols):
+                raise DimensionError(
+                    f"dependent={list(dependent)}: give coordinates as symbols, names or "
+                    f"0-based indices in 0..{n - 1}."
+                )
             if len(cols) != k or generic_rank(omega[:, cols]) < k:
                 raise SingularFrameError(
                     f"cannot solve the constraints for the velocities of {[chart.coordinates[c] for c in cols]}; "
