@@ -3,7 +3,7 @@
 For a general field ``Γ = A^i X_i^C + B^i X_i^V (+ Λ_r ∂/∂λ_r)`` the equation is
 linear in the unknowns ``z = (A, B, Λ)``: with W the matrix of ``dθ_L`` in the
 lifted coframe, ``i_Γ dθ_L = Wᵀ z``, so ``Wᵀ z = −dE_L``.  Evaluating on
-``X_j^V`` and ``X_j^C`` gives
+``X_j^V`` and ``X_j^C`` gives::
 
     g_ij (A^i − v^i) = 0,
     Γ(p_j) − X_j^C(L) − (A^i − v^i) X_j^C(p_i) + R^i_jk (A^k − v^k) p_i = 0.
@@ -43,7 +43,7 @@ class CartanSolution:
         Fields K with ``i_K dθ_L = 0``: every ``particular + Σ c_k K_k`` (c_k arbitrary
         functions) is a solution.
     free_unknowns : tuple of str
-        Names of the unknowns left free, e.g. ``("Lambda1",)`` or ``("B2",)``.
+        Names of the unknowns left free, e.g. ``("lambda1_rate",)`` or ``("B2",)``.
     conditions : tuple
         Functions that must vanish where a solution exists (empty: everywhere).
     restriction : dict

@@ -17,13 +17,15 @@ from functools import cached_property
 
 import sympy as sp
 
-from .._algebra import solve_generic, solve_square
+from .._algebra import solve_generic, solve_square, tidy
 from ..errors import IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
 
 __all__ = ["Lagrangian", "HamelEquations"]
+
+_INPUT_TIDY_LIMIT = 2000
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +64,14 @@ class Lagrangian:
     def __post_init__(self):
         if isinstance(self.bundle, Frame):
             object.__setattr__(self, "bundle", TangentBundle(self.bundle))
-        object.__setattr__(self, "expr", self.bundle.to_quasi(sp.sympify(self.expr)))
+        expr = sp.sympify(self.expr)
+        if expr.free_symbols & set(self.bundle.chart.velocities):
+            # given in natural velocities: rewrite with u = X v and reduce once, on input
+            # (e.g. the rigid body's I1*(sin(psi)**2 + cos(psi)**2)*v1**2/2 -> I1*v1**2/2)
+            expr = self.bundle.to_quasi(expr)
+            if sp.count_ops(expr) <= _INPUT_TIDY_LIMIT:
+                expr = tidy(expr)
+        object.__setattr__(self, "expr", expr)
 
     @classmethod
     def from_natural(cls, bundle, expr) -> "Lagrangian":

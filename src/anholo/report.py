@@ -1,0 +1,173 @@
+"""Reports of an analysis: a plain dict (→ JSON), readable text and LaTeX.
+
+The dict is built from the result objects; text and LaTeX are rendered from the
+same dict's sympy objects, so the three never disagree.  Expressions in the
+JSON report are strings in the system file's names (q, q_dot, parameters),
+parseable by ``sympy.sympify(s, locals=...)``.
+
+Presentation simplification (once, at the end): each reported expression is put
+through :func:`anholo._algebra.tidy` (``cancel`` plus reduction modulo
+``sin² + cos² = 1``) when it is small enough for that to be cheap, or through
+``sympy.simplify`` with ``simplify=True``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import sympy as sp
+
+from ._algebra import tidy
+from .printing import latex
+
+__all__ = ["analyze", "Report"]
+
+_TIDY_LIMIT = 3000
+
+
+def _present(expr, simplify: bool = False):
+    expr = sp.sympify(expr)
+    if simplify:
+        return sp.simplify(expr)
+    if sp.count_ops(expr) <= _TIDY_LIMIT:
+        return tidy(expr)
+    return expr
+
+
+class Report:
+    """The result of :func:`analyze`: sections of sympy objects with three renderings."""
+
+    def __init__(self, system, sections: dict):
+        self.system = system
+        self.sections = sections
+
+    # --- JSON -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        s, sys_ = self.sections, self.system
+
+        def st(e):
+            return str(e)
+
+        frame = sys_.frame
+        n = frame.dim
+        out = {
+            "name": sys_.name,
+            "coordinates": [q.name for q in sys_.chart.coordinates],
+            "velocities": [u.name for u in sys_.chart.velocities],
+            "parameters": [p.name for p in sys_.chart.parameters],
+            "quasi_velocities": [v.name for v in sys_.bundle.quasi_velocities],
+            "lagrangian": st(s["lagrangian_natural"]),
+            "frame": {
+                "vectors": [[st(frame.vectors[i, A]) for A in range(n)] for i in range(n)],
+                "coframe": [[st(frame.coframe[i, A]) for A in range(n)] for i in range(n)],
+                "structure": [[[st(frame.structure[k][i][j]) for j in range(n)] for i in range(n)] for k in range(n)],
+                "holonomic": frame.is_holonomic,
+            },
+            "lagrangian_quasi": st(s["lagrangian_quasi"]),
+            "regular": s["regular"],
+            "hamel_equations": [{"lhs": st(e.lhs), "rhs": st(e.rhs)} for e in s["hamel"]],
+            "euler_lagrange": None,
+        }
+        if s.get("q_ddot") is not None:
+            out["euler_lagrange"] = {
+                "q_ddot": {q.name: st(e) for q, e in s["q_ddot"].items()},
+                "v_dot": [st(e) for e in s["v_dot"]],
+            }
+        else:
+            out["euler_lagrange"] = {"q_ddot": None, "cartan": s["cartan"].to_dict()}
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    # --- text -----------------------------------------------------------------------
+    def to_text(self) -> str:
+        s, sys_ = self.sections, self.system
+        frame, b = sys_.frame, sys_.bundle
+        lines = [sys_.name, "=" * len(sys_.name), ""]
+        lines.append("Coordinates: " + ", ".join(q.name for q in sys_.chart.coordinates))
+        if sys_.chart.parameters:
+            lines.append("Parameters:  " + ", ".join(p.name for p in sys_.chart.parameters))
+        lines.append(f"L = {s['lagrangian_natural']}")
+        lines += ["", "Frame (X_i in the coordinate basis; quasi-velocities "
+                  + ", ".join(v.name for v in b.quasi_velocities) + "):"]
+        for i in range(frame.dim):
+            lines.append(f"  X{i + 1} = {frame.vector(i)}")
+        lines += ["", "Structure functions [X_i, X_j] = R^k_ij X_k (nonzero, i < j):"]
+        nz = frame.nonzero_structure()
+        if not nz:
+            lines.append("  none: the frame is holonomic")
+        for (k, i, j), val in nz.items():
+            lines.append(f"  R^{k + 1}_{i + 1}{j + 1} = {val}")
+        lines += ["", f"L in quasi-velocities: {s['lagrangian_quasi']}"]
+        lines += ["", "Hamel equations  d/dt p_i = X_i(L) - R^k_ij v^j p_k:"]
+        for e in s["hamel"]:
+            lines.append(f"  {e.lhs} = {e.rhs}")
+        lines += ["", "Euler-Lagrange field:"]
+        if s.get("q_ddot") is not None:
+            for v, e in zip(b.quasi_velocity_rates, s["v_dot"]):
+                lines.append(f"  {v} = {e}")
+            lines += ["", "Natural accelerations:"]
+            for q, e in s["q_ddot"].items():
+                lines.append(f"  {q.name}_ddot = {e}")
+        else:
+            lines.append("  the Lagrangian is singular; general solution of i_G dtheta_L = -dE_L:")
+            lines += ["  " + line for line in str(s["cartan"]).splitlines()[1:]]
+        return "\n".join(lines) + "\n"
+
+    # --- LaTeX ----------------------------------------------------------------------
+    def to_latex(self) -> str:
+        s, sys_ = self.sections, self.system
+        frame, b = sys_.frame, sys_.bundle
+        out = [f"% anholo report: {sys_.name}", r"\begin{align*}", f"L &= {latex(s['lagrangian_natural'])}"]
+        for i in range(frame.dim):
+            comps = [
+                rf"{latex(frame.vectors[i, A])}\,\partial_{{{latex(q)}}}"
+                for A, q in enumerate(frame.chart.coordinates)
+                if frame.vectors[i, A] != 0
+            ]
+            out[-1] += r" \\"
+            out.append(f"X_{{{i + 1}}} &= " + " + ".join(comps))
+        for (k, i, j), val in frame.nonzero_structure().items():
+            out[-1] += r" \\"
+            out.append(f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {latex(val)}")
+        for e in s["hamel"]:
+            out[-1] += r" \\"
+            out.append(f"{latex(e.lhs)} &= {latex(e.rhs)}")
+        if s.get("q_ddot") is not None:
+            for q, e in s["q_ddot"].items():
+                out[-1] += r" \\"
+                out.append(rf"\ddot{{{latex(q)}}} &= {latex(e)}")
+        out.append(r"\end{align*}")
+        return "\n".join(out) + "\n"
+
+    def __str__(self):
+        return self.to_text()
+
+    def _repr_latex_(self):
+        body = self.to_latex().split("\n", 1)[1]
+        return "$$" + body.replace(r"\begin{align*}", r"\begin{aligned}").replace(r"\end{align*}", r"\end{aligned}") + "$$"
+
+
+def analyze(system, *, simplify: bool = False) -> Report:
+    """Frame, structure functions, Hamel equations and Euler–Lagrange field of a system.
+
+    For a singular Lagrangian the Euler–Lagrange part is the general solution of
+    the Cartan equation (free directions and solvability conditions) instead.
+    """
+    L = system.lagrangian
+    b = system.bundle
+    sections = {
+        "lagrangian_natural": _present(L.natural_expr(), simplify),
+        "lagrangian_quasi": _present(L.expr, simplify),
+        "regular": L.is_regular(),
+        "hamel": [sp.Eq(_present(e.lhs, simplify), _present(e.rhs, simplify)) for e in L.hamel_equations()],
+    }
+    if sections["regular"]:
+        field = L.euler_lagrange_field()
+        sections["v_dot"] = [_present(a, simplify) for a in field.accelerations]
+        sections["q_ddot"] = {q: _present(e, simplify) for q, e in field.natural_accelerations().items()}
+    else:
+        sections["q_ddot"] = None
+        sections["cartan"] = L.euler_lagrange_field_cartan()
+    return Report(system, sections)

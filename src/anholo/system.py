@@ -1,0 +1,83 @@
+"""A mechanical system assembled from a system file: chart, frame, Hamel chart, Lagrangian.
+
+Data flows one way (STYLE.md): :class:`~anholo.io.systemfile.SystemSpec`
+(pure data) → :class:`System` (geometry and dynamics objects) → results →
+report.  Constraints are kept for the nonholonomic analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .dynamics.lagrangian import Lagrangian
+from .geometry.chart import Chart
+from .geometry.frame import Frame
+from .geometry.tangent import TangentBundle
+
+__all__ = ["System"]
+
+_QUASI_PREFIXES = ("v", "w", "nu", "qv")
+
+
+@dataclass(frozen=True, eq=False)
+class System:
+    """A Lagrangian system in a frame.
+
+    Attributes
+    ----------
+    name : str
+    chart : Chart
+    frame : Frame
+        The frame of the file, or the coordinate frame if the file gives none.
+    bundle : TangentBundle
+        Hamel chart; quasi-velocities ``v1..vn`` (another prefix if a coordinate
+        or parameter already uses those names).
+    lagrangian : Lagrangian
+    constraints : tuple
+        Constraint expressions in (q, q_dot) as written, each = 0.
+    values : dict
+        Default numerical values of parameters.
+    """
+
+    name: str
+    chart: Chart
+    frame: Frame
+    bundle: TangentBundle
+    lagrangian: Lagrangian
+    constraints: tuple = ()
+    values: dict = None
+
+    @classmethod
+    def from_spec(cls, spec) -> "System":
+        """Build the geometry and dynamics objects of a :class:`SystemSpec`."""
+        chart = Chart(spec.coordinates, velocities=spec.velocities, parameters=spec.parameters)
+        frame = Frame(chart, spec.frame) if spec.frame is not None else Frame.coordinate(chart)
+        taken = {s.name for s in chart.coordinates + chart.velocities + chart.parameters}
+        taken |= {f.__name__ for f in getattr(spec, "functions", ())}
+        n = chart.dim
+        for prefix in _QUASI_PREFIXES:
+            names = [f"{prefix}{i + 1}" for i in range(n)]
+            if not taken & (set(names) | {f"{x}_dot" for x in names}):
+                break
+        bundle = TangentBundle(frame, quasi_velocities=names)
+        return cls(
+            name=spec.name,
+            chart=chart,
+            frame=frame,
+            bundle=bundle,
+            lagrangian=Lagrangian(bundle, spec.lagrangian),
+            constraints=tuple(spec.constraints),
+            values=dict(spec.values),
+        )
+
+    @classmethod
+    def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
+        """Load a system file or bundled example, substituting ``assignments`` (``--set``)."""
+        from .examples import resolve_system
+
+        spec = resolve_system(name_or_path)
+        if assignments:
+            spec = spec.substitute(assignments)
+        return cls.from_spec(spec)

@@ -1,0 +1,131 @@
+"""The `anholo` command line (analyze, examples, --json/--latex/--set, errors).
+
+Oracle for the JSON accelerations: the coordinate Euler–Lagrange equations of the
+Lagrangian read straight from the TOML file with tomllib + sympify (not through
+anholo's parser), compared at random numeric points.
+"""
+
+import json
+import subprocess
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from anholo.cli import main
+from anholo.examples import example_path
+from oracles import coordinate_accelerations, random_points
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_examples_lists_bundled_systems(capsys):
+    code, out, _ = run(capsys, "examples")
+    assert code == 0
+    for name in ("rigid_body", "polar_particle", "nonholonomic_particle", "spherical_pendulum"):
+        assert name in out
+
+
+@pytest.mark.parametrize("example", ["rigid_body", "polar_particle", "spherical_pendulum", "nonholonomic_particle"])
+def test_json_accelerations_match_coordinate_euler_lagrange(capsys, example):
+    code, out, _ = run(capsys, "analyze", example, "--json")
+    assert code == 0
+    report = json.loads(out)
+    for key in ("name", "coordinates", "velocities", "frame", "euler_lagrange"):
+        assert key in report
+    assert {"vectors", "structure"} <= set(report["frame"])
+    raw = tomllib.loads(example_path(example).read_text())
+    names = {n: sp.Symbol(n, real=True) for n in raw["coordinates"]}
+    names.update({f"{n}_dot": sp.Symbol(f"{n}_dot", real=True) for n in raw["coordinates"]})
+    names.update({n: sp.Symbol(n, positive=True) for n in raw.get("parameters", [])})
+    q = [names[n] for n in raw["coordinates"]]
+    u = [names[f"{n}_dot"] for n in raw["coordinates"]]
+    L = sp.sympify(raw["lagrangian"].replace("^", "**"), locals=names)
+    qdd = {k: sp.sympify(v, locals=names) for k, v in report["euler_lagrange"]["q_ddot"].items()}
+    assert list(qdd) == raw["coordinates"]
+    params = [names[n] for n in raw.get("parameters", [])]
+    for pt in random_points(q + u + params, 2, seed=3, low=0.3, high=1.2):
+        expected = coordinate_accelerations(L, q, u, pt)
+        got = [complex(qdd[n].xreplace(pt).evalf()) for n in raw["coordinates"]]
+        assert np.allclose(got, expected, rtol=1e-9, atol=1e-12)
+    n = len(q)
+    R = report["frame"]["structure"]
+    assert len(R) == n and all(len(R[k]) == n and all(len(r) == n for r in R[k]) for k in range(n))
+
+
+def test_rigid_body_report_structure_and_euler_equations(capsys):
+    code, out, _ = run(capsys, "analyze", "rigid_body", "--json")
+    report = json.loads(out)
+    R = report["frame"]["structure"]
+    assert sp.sympify(R[2][0][1]) == 1 and sp.sympify(R[0][1][2]) == 1 and sp.sympify(R[1][2][0]) == 1
+    I1, I2, I3, v1, v2, v3, w1 = sp.symbols("I1 I2 I3 v1 v2 v3 v1_dot")
+    eq = report["hamel_equations"][0]
+    lhs, rhs = sp.sympify(eq["lhs"]), sp.sympify(eq["rhs"])
+    assert sp.expand(lhs - rhs - (I1 * w1 - (I2 - I3) * v2 * v3)) == 0
+
+
+def test_text_and_latex_reports(capsys):
+    code, out, _ = run(capsys, "analyze", "rigid_body")
+    assert code == 0 and "R^3_12 = 1" in out and "Hamel equations" in out
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle", "--latex")
+    assert code == 0 and r"\begin{align*}" in out and r"\dot{v}_{1}" in out
+
+
+def test_set_substitutes_parameters(capsys):
+    code, out, _ = run(capsys, "analyze", "polar_particle", "--json", "--set", "m=2", "--set", "k=3")
+    assert code == 0
+    report = json.loads(out)
+    r, th, rd, thd = sp.symbols("r theta r_dot theta_dot")
+    acc = sp.sympify(report["euler_lagrange"]["q_ddot"]["r"], locals={"r": r, "theta": th, "r_dot": rd, "theta_dot": thd})
+    assert sp.simplify(acc - (r * thd**2 - sp.Rational(3, 2) / r**2)) == 0
+    assert report["parameters"] == []
+
+
+def test_singular_lagrangian_reports_cartan_solution(tmp_path, capsys):
+    f = tmp_path / "singular.toml"
+    f.write_text('name = "Singular"\ncoordinates = ["x", "y"]\nlagrangian = "x_dot^2/2 + x*y_dot"\n')
+    code, out, _ = run(capsys, "analyze", str(f), "--json")
+    assert code == 0
+    el = json.loads(out)["euler_lagrange"]
+    assert el["q_ddot"] is None
+    assert [sp.sympify(c) for c in el["cartan"]["conditions"]] == [sp.Symbol("v1")]
+    code, out, _ = run(capsys, "analyze", str(f))
+    assert "singular" in out and "v1 = 0" in out
+
+
+@pytest.mark.parametrize(
+    "content,fragment",
+    [
+        ('name = "x"\ncoordinates = ["x"]\nlagrangian = "x_dot^2/2 + zz"\n', "zz"),
+        ('name = "x"\ncoordinates = ["x"\nlagrangian = "1"\n', "line"),
+        ('name = "x"\ncoordinates = ["x", "y"]\nlagrangian = "x_dot^2"\nframe = [["1", "x"], ["2", "2*x"]]\n', "singular"),
+        ('name = "x"\ncoordinates = ["x", "y"]\nlagrangian = "x_dot^2"\nframe = [["1", "0"]]\n', "frame"),
+    ],
+)
+def test_bad_files_give_one_line_errors(tmp_path, capsys, content, fragment):
+    f = tmp_path / "bad.toml"
+    f.write_text(content)
+    code, out, err = run(capsys, "analyze", str(f))
+    assert code == 2
+    assert err.startswith("anholo: error:") and fragment in err
+    assert "Traceback" not in err
+
+
+def test_unknown_target_and_unknown_parameter(capsys):
+    code, _, err = run(capsys, "analyze", "no_such_system")
+    assert code == 2 and "rigid_body" in err  # lists the bundled examples
+    code, _, err = run(capsys, "analyze", "polar_particle", "--set", "mass=2")
+    assert code == 2 and "mass" in err
+
+
+def test_console_script_runs_in_a_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "anholo.cli", "analyze", "polar_particle"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Natural accelerations" in proc.stdout
