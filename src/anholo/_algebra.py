@@ -344,7 +344,7 @@ def solve_generic(
     free_cols = [c for c in order if c not in pivot_of_col]
     particular = [sp.S.Zero] * ncols
     for col, r in pivot_of_col.items():
-        particular[col] = b[r]
+        particular[col] = reduce_if_cheap(b[r], 8 * _CANCEL_LIMIT)  # once, at the end
     directions = []
     for fc in free_cols:
         vec = [sp.S.Zero] * ncols
