@@ -123,6 +123,18 @@ class CartanSolution:
             lines.append("  solvable only where: " + ", ".join(f"{c} = 0" for c in self.conditions))
         return "\n".join(lines)
 
+    def as_latex(self) -> str:
+        """The particular solution, free unknowns and conditions as LaTeX."""
+        from ..printing import latex
+
+        names = _unknown_names(self.lagrangian.bundle)
+        rows = [f"\\mathrm{{{n.replace('_', '')}}} &= {latex(v)}" for n, v in zip(names, self.particular_components)]
+        rows += [f"0 &= {latex(c)}" for c in self.conditions]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
     def to_dict(self) -> dict:
         names = _unknown_names(self.lagrangian.bundle)
         return {

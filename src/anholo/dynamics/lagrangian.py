@@ -219,10 +219,16 @@ class Lagrangian:
     def __str__(self):
         return f"L = {self.expr}"
 
-    def _repr_latex_(self):
+    def as_latex(self) -> str:
         from ..printing import latex
 
-        return f"$L = {latex(self.expr)}$"
+        return f"L = {latex(self.expr)}"
+
+    def _repr_latex_(self):
+        return f"${self.as_latex()}$"
+
+    def to_dict(self) -> dict:
+        return {"quasi": str(self.expr), "natural": str(self.natural_expr()), "regular": self.is_regular()}
 
 
 @dataclass(frozen=True, eq=False)

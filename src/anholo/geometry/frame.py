@@ -353,6 +353,29 @@ class Frame:
             lines.append(f"  X{i + 1} = {self.vector(i)}")
         return "\n".join(lines)
 
+    def as_latex(self) -> str:
+        """The vectors ``X_i`` and nonzero ``R^k_ij`` as a LaTeX ``aligned`` block."""
+        from ..printing import latex
+
+        rows = []
+        for i in range(self.dim):
+            terms = [rf"{latex(c)}\,\partial_{{{latex(q)}}}" for c, q in zip(self.vectors.row(i), self.chart.coordinates) if c != 0]
+            rows.append(f"X_{{{i + 1}}} &= " + " + ".join(terms))
+        rows += [f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {latex(v)}" for (k, i, j), v in self.nonzero_structure().items()]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        """Vectors, coframe and structure functions as strings (0-based R[k][i][j])."""
+        n = self.dim
+        return {
+            "vectors": [[str(e) for e in self.vectors.row(i)] for i in range(n)],
+            "coframe": [[str(e) for e in self.coframe.row(i)] for i in range(n)],
+            "structure": [[[str(self.structure[k][i][j]) for j in range(n)] for i in range(n)] for k in range(n)],
+        }
+
     def __repr__(self):
         return f"Frame(chart={self.chart.coordinates}, vectors={self.vectors.tolist()}, rank_D={self.rank_D})"
 

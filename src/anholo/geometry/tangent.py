@@ -408,11 +408,15 @@ class SecondOrderField:
     def __str__(self):
         return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations())
 
-    def _repr_latex_(self):
+    def as_latex(self) -> str:
+        """The equations ``v̇^i = Γ^i`` as a LaTeX ``aligned`` block."""
         from ..printing import latex
 
-        return "$\\begin{aligned}" + r"\\ ".join(
-            f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()) + "\\end{aligned}$"
+        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {
