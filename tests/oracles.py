@@ -3,6 +3,14 @@
 * :func:`coordinate_accelerations` — the coordinate Euler–Lagrange equations
   ``W q̈ = ∂L/∂q − (∂²L/∂u∂q) u`` with ``W = ∂²L/∂u∂u``, solved numerically.
 * :func:`random_points` — seeded random numeric points.
+* :func:`constrained_coordinate_solution` — the coordinate multiplier method
+  for constraints affine in the velocities, built by hand:
+  ``[[W, -Aᵀ], [A, 0]] [q̈; λ] = [F; -(∂φ/∂q) u]``.
+* :func:`lagranges_method_solution` — the same numbers from
+  ``sympy.physics.mechanics.LagrangesMethod`` (multipliers in the convention
+  ``E_A(L) = λ_a ∂φ_a/∂u^A``; LagrangesMethod's own sign is explained there).
+* :func:`point_on_constraints` — a seeded random point satisfying affine
+  constraints (dependent velocities solved for).
 """
 
 from __future__ import annotations
@@ -45,7 +53,10 @@ def random_points(symbols, count, seed, low=-1.2, high=1.2):
 
 
 def values(exprs, point):
-    return np.array([complex(sp.sympify(e).xreplace(point).evalf()) for e in exprs])
+    """Numerical values of ``exprs`` at ``point`` (memoised evaluation, see tests/numeric.py)."""
+    from numeric import evaluate
+
+    return np.array([evaluate(e, point) for e in exprs])
 
 
 def quasi_point(frame_rows, q, u, point, v_symbols):
@@ -56,3 +67,179 @@ def quasi_point(frame_rows, q, u, point, v_symbols):
     out = dict(point)
     out.update({s: sp.Float(val, 20) for s, val in zip(v_symbols, v)})
     return out
+
+
+# ---------------------------------------------------------------------------
+# Constrained systems: the coordinate multiplier method (Lagrange–d'Alembert)
+# ---------------------------------------------------------------------------
+#
+# Convention (THEORY §4 and §8): for constraints φ_a(q, u) = 0, affine in the
+# velocities u = q̇, and E_A(L) := d/dt ∂L/∂u^A − ∂L/∂q^A,
+#
+#     E_A(L) = Σ_a λ_a ∂φ_a/∂u^A,        φ_a(q, q̇) = 0.
+#
+# The multipliers therefore depend on how the constraints are written (scaling
+# φ_a by c scales λ_a by 1/c); both oracles below use the expressions as given.
+
+
+def _numeric(expr_matrix, point, what):
+    """Evaluate a sympy Matrix at ``point`` as a float numpy array, with a clear error."""
+    value = expr_matrix.xreplace(point).evalf(30)
+    left = set().union(*(e.free_symbols for e in value)) if len(value) else set()
+    if left:
+        raise ValueError(f"{what}: the point gives no value to {sorted(map(str, left))}")
+    return np.array(value.tolist(), dtype=float)
+
+
+def _check_affine(constraints, u):
+    for k, c in enumerate(constraints):
+        for A in u:
+            for B in u:
+                if sp.diff(c, A, B) != 0 and sp.simplify(sp.diff(c, A, B)) != 0:
+                    raise ValueError(f"constraint {k} ({c}) is not affine in the velocities")
+
+
+def constrained_coordinate_solution(L, q, u, constraints, point):
+    """Accelerations and multipliers of the coordinate multiplier method, by hand.
+
+    With ``W = ∂²L/∂u∂u``, ``F = ∂L/∂q − (∂²L/∂u∂q)·u`` and ``A = ∂φ/∂u``
+    (row a = constraint a), solve numerically at ``point``
+
+        [[W, −Aᵀ], [A, 0]] [q̈; λ] = [F; −(∂φ/∂q)·u],
+
+    i.e. ``E_A(L) = Σ_a λ_a ∂φ_a/∂u^A`` together with the differentiated
+    constraints ``dφ_a/dt = 0`` (constraints affine in u, no explicit time).
+
+    Parameters
+    ----------
+    L : sympy expression in q, u and parameters.
+    q, u : sequences of symbols (coordinates, velocities in the same order).
+    constraints : sequence of expressions φ_a, required to vanish (may be empty).
+    point : dict symbol -> number covering q, u and the parameters; it should lie
+        on the constraints (not checked here; see :func:`point_on_constraints`).
+
+    Returns
+    -------
+    (q̈, λ) : numpy float arrays of lengths n and m.
+    """
+    q, u, constraints = list(q), list(u), list(constraints)
+    n, m = len(q), len(constraints)
+    _check_affine(constraints, u)
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
+    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n)) for A in range(n)])
+    if m:
+        Amat = sp.Matrix(m, n, lambda a, A: sp.diff(constraints[a], u[A]))
+        rhs_c = sp.Matrix([-sum(sp.diff(c, q[B]) * u[B] for B in range(n)) for c in constraints])
+        K = W.row_join(-Amat.T).col_join(Amat.row_join(sp.zeros(m, m)))
+        rhs = F.col_join(rhs_c)
+    else:
+        K, rhs = W, F
+    Kn = _numeric(K, point, "constrained_coordinate_solution")
+    rn = _numeric(rhs, point, "constrained_coordinate_solution").reshape(-1)
+    sol = np.linalg.solve(Kn, rn)
+    return sol[:n], sol[n:]
+
+
+def lagranges_method_solution(L, q, u, constraints, point):
+    """The same numbers as :func:`constrained_coordinate_solution`, via sympy's LagrangesMethod.
+
+    The plain symbols are replaced by ``dynamicsymbols`` (``q^A -> q^A(t)``,
+    ``u^A -> dq^A/dt``), ``LagrangesMethod(L, qs, nonhol_coneqs=constraints)``
+    forms the equations, and the augmented linear system (rows and columns
+    n.. of ``mass_matrix_full``, rows n.. of ``forcing_full``: the dynamic
+    equations and the differentiated constraints) is solved numerically at
+    ``point`` for ``(q̈, lam)``.
+
+    Sign convention of LagrangesMethod's multipliers ``lam`` (sympy 1.14; see
+    sympy issue #30215, "LagrangesMethod stores the negative of the Jacobian of
+    the constraints"), with ``A = ∂φ/∂q̇`` and ``lam_coeffs = −A``:
+
+    * ``LagrangesMethod.eom`` is ``E(L) − lam_coeffs.T·lam = E(L) + Aᵀ·lam = 0``,
+      i.e. ``E(L) = −Aᵀ lam``: *opposite* to our convention;
+    * but ``mass_matrix = [m_d | lam_coeffs.T]`` with ``forcing = f_d`` encodes
+      ``m_d q̈ − Aᵀ lam = f_d``, i.e. ``E(L) = +Aᵀ lam``: *our* convention.
+
+    The two public descriptions disagree in the sign of the same ``lam_vec``.
+    This oracle solves the mass-matrix form and fixes the sign at run time:
+    the multiplier columns ``C`` of ``mass_matrix`` mean ``E(L) = −C·lam``; if
+    ``C = −Aᵀ`` (sympy 1.14) then ``λ = lam``, if ``C = +Aᵀ`` then ``λ = −lam``.
+    So the returned λ always satisfies ``E_A(L) = Σ_a λ_a ∂φ_a/∂u^A``.
+
+    Returns
+    -------
+    (q̈, λ) : numpy float arrays of lengths n and m.
+    """
+    from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+
+    q, u, constraints = list(q), list(u), list(constraints)
+    n, m = len(q), len(constraints)
+    t = dynamicsymbols._t
+    qf = [dynamicsymbols(s.name) for s in q]
+    qdf = [f.diff(t) for f in qf]
+    to_dyn = dict(zip(q, qf))
+    to_dyn.update(zip(u, qdf))
+    Ld = sp.sympify(L).xreplace(to_dyn)
+    cons = [sp.sympify(c).xreplace(to_dyn) for c in constraints]
+    lm = LagrangesMethod(Ld, qf, nonhol_coneqs=cons if cons else None)
+    lm.form_lagranges_equations()
+    M = lm.mass_matrix_full[n:, n:]
+    f = lm.forcing_full[n:, :]
+    sign = 1
+    if m:
+        C = lm.mass_matrix[:, n:]
+        At = sp.Matrix(cons).jacobian(qdf).T
+        if (C + At).applyfunc(sp.simplify) == sp.zeros(n, m):
+            sign = 1
+        elif (C - At).applyfunc(sp.simplify) == sp.zeros(n, m):
+            sign = -1
+        else:  # pragma: no cover - a sympy change the oracle does not understand
+            raise AssertionError("LagrangesMethod: unexpected multiplier columns in mass_matrix")
+    back = {fq: point[s] for s, fq in zip(q, qf)}
+    back.update({fd: point[s] for s, fd in zip(u, qdf)})
+    back.update({k: v for k, v in point.items() if k not in set(q) | set(u)})
+    Mn = _numeric(M, back, "lagranges_method_solution")
+    fn = _numeric(f, back, "lagranges_method_solution").reshape(-1)
+    sol = np.linalg.solve(Mn, fn)
+    return sol[:n], sign * sol[n:]
+
+
+def point_on_constraints(q, u, constraints, params, dependent, seed, low=-1.2, high=1.2):
+    """A seeded random point on affine constraints ``φ_a(q, u) = 0``.
+
+    Coordinates and independent velocities are uniform in ``(low, high)``;
+    parameters that are positive symbols are uniform in ``(0.5, 1.5)`` (others
+    in ``(low, high)``); the ``dependent`` velocities (a list of as many u
+    symbols as constraints) are solved from the constraints, which are affine in
+    them, in 30-digit arithmetic.
+
+    Returns
+    -------
+    dict
+        symbol -> sympy Float (30 digits) for every q, u and parameter.
+    """
+    rng = random.Random(seed)
+    q, u, constraints, params, dependent = map(list, (q, u, constraints, params, dependent))
+    if len(dependent) != len(constraints):
+        raise ValueError(f"{len(constraints)} constraints but {len(dependent)} dependent velocities")
+    point = {}
+    for s in q:
+        point[s] = sp.Float(rng.uniform(low, high), 30)
+    for s in params:
+        point[s] = sp.Float(rng.uniform(0.5, 1.5) if s.is_positive else rng.uniform(low, high), 30)
+    for s in u:
+        if s not in dependent:
+            point[s] = sp.Float(rng.uniform(low, high), 30)
+    if constraints:
+        phi = sp.Matrix(constraints)
+        A = phi.jacobian(dependent)
+        b = -phi.xreplace(dict.fromkeys(dependent, 0))
+        An = A.xreplace(point).evalf(30)
+        bn = b.xreplace(point).evalf(30)
+        if An.free_symbols or bn.free_symbols:
+            raise ValueError(f"point_on_constraints: no value for {sorted(map(str, An.free_symbols | bn.free_symbols))}")
+        if abs(np.linalg.det(np.array(An.tolist(), dtype=float))) < 1e-8:
+            raise ValueError(f"the constraints cannot be solved for {dependent} at this point")
+        sol = An.LUsolve(bn)
+        for s, val in zip(dependent, sol):
+            point[s] = sp.Float(val, 30)
+    return point

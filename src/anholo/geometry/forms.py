@@ -27,9 +27,10 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
+from .._algebra import vanishes
 from ..errors import DimensionError
 
-__all__ = ["Form", "wedge", "exterior_derivative", "interior_product"]
+__all__ = ["Form", "wedge", "exterior_derivative", "interior_product", "import_galgebra"]
 
 
 def _sort_with_sign(indices: tuple) -> tuple[int, tuple | None]:
@@ -85,6 +86,8 @@ class Form:
         self.degree = int(degree)
         comps: dict = {}
         for key, val in (components or {}).items():
+            if any(not isinstance(k, (int, sp.Integer)) or isinstance(k, bool) for k in key):
+                raise DimensionError(f"form indices must be integers, got {key}.")
             key = tuple(int(k) for k in key)
             if len(key) != self.degree:
                 raise DimensionError(f"a {self.degree}-form needs index tuples of length {self.degree}, got {key}.")
@@ -235,6 +238,11 @@ class Form:
             A, B, extra = X.frame_components()
             return tuple(A) + tuple(B) + tuple(extra)
         if isinstance(X, VectorField):
+            if not hasattr(self.basis, "components_of"):
+                raise DimensionError(
+                    "a vector field on Q cannot be inserted into a form on TQ; lift it first "
+                    "(TangentBundle.complete_lift or vertical_lift)."
+                )
             return tuple(self.basis.components_of(X))
         X = tuple(sp.sympify(x) for x in X)
         if len(X) != self.basis.basis_size:
@@ -301,8 +309,8 @@ class Form:
         return Form(self.basis, self.degree, {k: func(v) for k, v in self._components.items()})
 
     def is_zero(self) -> bool:
-        """True if every coefficient cancels to zero."""
-        return all(sp.cancel(v) == 0 for v in self._components.values())
+        """True if every coefficient vanishes identically (cancel, or numerically at random points)."""
+        return all(vanishes(v) for v in self._components.values())
 
     def __str__(self):
         if not self._components:
@@ -345,14 +353,7 @@ class Form:
         contraction ``X < ω``.  Meant for small dimensions (galgebra builds all
         ``2^N`` blades).  Returns ``(ga, multivector)``.
         """
-        try:
-            from galgebra.ga import Ga
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            from ..errors import AnholoError
-
-            raise AnholoError(
-                "galgebra is not installed; install the optional extra: pip install 'anholo[ga]'"
-            ) from exc
+        Ga = import_galgebra().Ga
         n = self.basis.basis_size
         if ga is None:
             ga = Ga(" ".join(f"e{a + 1}" for a in range(n)), g=[1] * n)
@@ -364,6 +365,45 @@ class Form:
                 blade = blade ^ vecs[i]
             out = out + w * blade
         return ga, out
+
+
+def import_galgebra():
+    """Import and return ``galgebra.ga``, leaving sympy's printing as it was.
+
+    On import, galgebra 0.6 replaces ``sympy.Basic.__repr__`` (and the matrix
+    ``__repr__``) by its own printer, which drops the arguments of undefined
+    functions (``A(x)`` prints as ``A``) for the rest of the session.  anholo
+    restores the previous methods so that exporting a form does not change how
+    every other expression prints.
+
+    Raises
+    ------
+    AnholoError
+        If galgebra is not installed.
+    """
+    import importlib
+    import sys
+
+    from sympy.core._print_helpers import Printable
+
+    saved = [(cls, cls.__dict__.get("__repr__")) for cls in (Printable, sp.Basic, sp.matrices.MatrixBase)]
+    first_import = "galgebra.ga" not in sys.modules
+    try:
+        module = importlib.import_module("galgebra.ga")
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        from ..errors import AnholoError
+
+        raise AnholoError(
+            "galgebra is not installed; install the optional extra: pip install 'anholo[ga]'"
+        ) from exc
+    if first_import:
+        for cls, method in saved:
+            if method is None:
+                if "__repr__" in cls.__dict__:
+                    delattr(cls, "__repr__")
+            else:
+                setattr(cls, "__repr__", method)
+    return module
 
 
 def wedge(*forms: Form) -> Form:
