@@ -6,7 +6,10 @@ page (from THEORY.md); every public function cites the formula it implements.
 
 from .errors import (
     AnholoError,
+    ConstraintError,
+    DependentConstraintsError,
     DimensionError,
+    FrameNotAdaptedError,
     IrregularLagrangianError,
     NonlinearConstraintError,
     SingularFrameError,
@@ -18,6 +21,7 @@ from .geometry import (
     Chart,
     Form,
     Frame,
+    LinearConstraints,
     SecondOrderField,
     TangentBundle,
     TangentField,
@@ -27,12 +31,24 @@ from .geometry import (
     velocity_symbol,
     wedge,
 )
-from .dynamics import CartanSolution, HamelEquations, Lagrangian, solve_cartan_equation
+from .dynamics import (
+    CartanSolution,
+    DynamicsComparison,
+    HamelEquations,
+    Lagrangian,
+    NonholonomicField,
+    NonholonomicSystem,
+    compare_dynamics,
+    solve_cartan_equation,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AnholoError",
+    "ConstraintError",
+    "DependentConstraintsError",
+    "FrameNotAdaptedError",
     "DimensionError",
     "IrregularLagrangianError",
     "NonlinearConstraintError",
@@ -55,4 +71,9 @@ __all__ = [
     "HamelEquations",
     "CartanSolution",
     "solve_cartan_equation",
+    "LinearConstraints",
+    "NonholonomicSystem",
+    "NonholonomicField",
+    "DynamicsComparison",
+    "compare_dynamics",
 ]

@@ -17,6 +17,8 @@ import sympy as sp
 
 __all__ = [
     "tidy",
+    "vanishes",
+    "size_exceeds",
     "determinant",
     "adjugate",
     "reduce_if_cheap",
@@ -24,6 +26,7 @@ __all__ = [
     "free_symbols",
     "random_point",
     "numeric_value",
+    "concrete_functions",
     "numerically_zero",
     "LinearSolution",
     "solve_generic",
@@ -79,6 +82,10 @@ def tidy(expr: sp.Expr) -> sp.Expr:
     expr = sp.sympify(expr)
     if expr.is_Atom:
         return expr
+    if not expr.has(sp.Function) and not any(
+        p.exp.is_negative or not p.exp.is_Integer for p in expr.atoms(sp.Pow)
+    ):
+        return sp.expand(expr)  # a polynomial: expanding is its normal form, no gcd needed
     reduced = sp.cancel(expr)
     if reduced.has(*_TRIG_HYPER):
         try:
@@ -171,13 +178,54 @@ def random_point(symbols: Iterable[sp.Symbol], rng: random.Random | None = None)
     return point
 
 
+def _generic_function(func, nargs: int) -> sp.Lambda:
+    """A fixed random analytic function standing in for an undefined function ``func``.
+
+    Seeded by the function's name, so every evaluation in a session uses the same
+    stand-in.  An identity that holds for every function holds for it; a
+    nonzero expression vanishes for it with probability zero.
+    """
+    rng = random.Random(f"anholo-generic-{func.__name__}-{nargs}")
+    xs = sp.symbols(f"_g0:{nargs}", real=True)
+    body = sp.Float(rng.uniform(0.3, 1.3), 30)
+    for x in xs:
+        a, b, c, d = (sp.Float(rng.uniform(0.3, 1.3), 30) for _ in range(4))
+        body += a * sp.sin(b * x + c) + d * x**2 / 3
+    return sp.Lambda(xs, body)
+
+
+def concrete_functions(expr: sp.Expr) -> sp.Expr:
+    """Replace undefined functions (``A(q)``, also inside derivatives) by generic stand-ins.
+
+    Used only for numerical zero tests; see :func:`_generic_function`.
+    """
+    from sympy.core.function import AppliedUndef
+
+    expr = sp.sympify(expr)
+    if not expr.has(AppliedUndef):
+        return expr
+    stand_in = {}
+
+    def replace(app):
+        key = (app.func, len(app.args))
+        if key not in stand_in:
+            stand_in[key] = _generic_function(app.func, len(app.args))
+        return stand_in[key](*app.args)
+
+    return expr.replace(lambda e: isinstance(e, AppliedUndef), replace).doit()
+
+
 def numeric_value(expr: sp.Expr, point: Mapping) -> complex:
-    """Evaluate ``expr`` at ``point`` (a dict symbol -> number) as a Python complex."""
-    val = sp.sympify(expr).xreplace(dict(point))
+    """Evaluate ``expr`` at ``point`` (a dict symbol -> number) as a Python complex.
+
+    Undefined functions are replaced by generic stand-ins first
+    (:func:`concrete_functions`).  An expression that still cannot be evaluated
+    (a symbol missing from ``point``) gives NaN: "unknown", never "zero".
+    """
     try:
+        val = concrete_functions(expr).xreplace(dict(point))
         return complex(val.evalf(30))
     except (TypeError, ValueError):
-        # Undefined functions or leftover symbols: treat as "unknown", i.e. not provably zero.
         return complex("nan")
 
 
@@ -200,6 +248,20 @@ def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-1
 _CANCEL_LIMIT = 60
 
 
+def size_exceeds(expr: sp.Expr, limit: int) -> bool:
+    """True if the expression tree of ``expr`` has more than ``limit`` nodes.
+
+    Stops walking as soon as the limit is passed, so it costs O(limit) even on
+    huge trees (``count_ops`` walks the whole tree, every shared copy included).
+    """
+    count = 0
+    for _ in sp.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            return True
+    return False
+
+
 def reduce_if_cheap(expr: sp.Expr, limit: int = _CANCEL_LIMIT) -> sp.Expr:
     """``cancel(expr)`` if ``expr`` is small (at most ``limit`` operations), else ``expr``.
 
@@ -207,7 +269,7 @@ def reduce_if_cheap(expr: sp.Expr, limit: int = _CANCEL_LIMIT) -> sp.Expr:
     non-mechanical Lagrangian in a dense frame) that costs minutes and produces
     larger results, so large entries are carried along unexpanded instead.
     """
-    if expr.is_Atom or sp.count_ops(expr) > limit:
+    if expr.is_Atom or size_exceeds(expr, 2 * limit):
         return expr
     return sp.cancel(expr)
 
@@ -240,6 +302,19 @@ def solve_square(matrix: sp.Matrix, rhs: Sequence, *, seed: int = 20261122) -> t
         sp.Add(*[reduce_if_cheap(adj[i, j] / det_r) * b[j] for j in range(n) if adj[i, j] != 0 and b[j] != 0])
         for i in range(n)
     )
+
+
+def vanishes(expr, seed: int = 5) -> bool:
+    """True if ``expr`` is zero as a function: structurally, after ``cancel`` when small,
+    or numerically at three random points (probability-one zero test)."""
+    expr = sp.sympify(expr)
+    if expr == 0:
+        return True
+    if not size_exceeds(expr, 400) and sp.cancel(expr) == 0:
+        return True
+    rng = random.Random(seed)
+    pts = [random_point(expr.free_symbols, rng) for _ in range(3)]
+    return numerically_zero(expr, pts, tol=1e-10)
 
 
 @dataclass(frozen=True)
@@ -308,7 +383,7 @@ def solve_generic(
             entry = rows[r][col]
             if entry == 0 or numerically_zero(entry, points[:1]):
                 continue
-            ops = sp.count_ops(entry)
+            ops = 0 if entry.is_Atom else sum(1 for _ in sp.preorder_traversal(entry))
             if best is None or ops < best_ops:
                 best, best_ops = r, ops
         if best is None:

@@ -12,7 +12,10 @@ __all__ = [
     "SingularFrameError",
     "DimensionError",
     "IrregularLagrangianError",
+    "ConstraintError",
     "NonlinearConstraintError",
+    "DependentConstraintsError",
+    "FrameNotAdaptedError",
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
@@ -37,9 +40,24 @@ class IrregularLagrangianError(AnholoError):
     (its Hessian in the velocities, or a block of it, is singular)."""
 
 
-class NonlinearConstraintError(AnholoError):
+class ConstraintError(AnholoError):
+    """Constraints that cannot be used as given (base class of the specific
+    constraint errors below; also raised for a constraint free of velocities)."""
+
+
+class NonlinearConstraintError(ConstraintError):
     """A constraint is not linear (or affine) in the velocities where
     linearity is required."""
+
+
+class DependentConstraintsError(ConstraintError):
+    """The constraints are not independent: their one-forms have lower rank
+    than their number."""
+
+
+class FrameNotAdaptedError(ConstraintError):
+    """A frame declared adapted to the constraints is not: its first m vectors
+    do not span the constraint distribution D."""
 
 
 class SystemFileError(AnholoError):

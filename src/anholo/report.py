@@ -17,7 +17,7 @@ import json
 
 import sympy as sp
 
-from ._algebra import tidy
+from ._algebra import size_exceeds, tidy
 from .printing import latex
 
 __all__ = ["analyze", "Report"]
@@ -29,7 +29,7 @@ def _present(expr, simplify: bool = False):
     expr = sp.sympify(expr)
     if simplify:
         return sp.simplify(expr)
-    if sp.count_ops(expr) <= _TIDY_LIMIT:
+    if not size_exceeds(expr, 2 * _TIDY_LIMIT):
         return tidy(expr)
     return expr
 

@@ -2,5 +2,15 @@
 
 from .cartan import CartanSolution, solve_cartan_equation
 from .lagrangian import HamelEquations, Lagrangian
+from .nonholonomic import DynamicsComparison, NonholonomicField, NonholonomicSystem, compare_dynamics
 
-__all__ = ["Lagrangian", "HamelEquations", "CartanSolution", "solve_cartan_equation"]
+__all__ = [
+    "Lagrangian",
+    "HamelEquations",
+    "CartanSolution",
+    "solve_cartan_equation",
+    "NonholonomicSystem",
+    "NonholonomicField",
+    "DynamicsComparison",
+    "compare_dynamics",
+]

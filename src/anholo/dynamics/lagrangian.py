@@ -17,7 +17,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from .._algebra import solve_generic, solve_square, tidy
+from .._algebra import size_exceeds, solve_generic, solve_square, tidy
 from ..errors import IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
@@ -25,7 +25,7 @@ from ..geometry.tangent import SecondOrderField, TangentBundle
 
 __all__ = ["Lagrangian", "HamelEquations"]
 
-_INPUT_TIDY_LIMIT = 2000
+_INPUT_TIDY_LIMIT = 600
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +69,7 @@ class Lagrangian:
             # given in natural velocities: rewrite with u = X v and reduce once, on input
             # (e.g. the rigid body's I1*(sin(psi)**2 + cos(psi)**2)*v1**2/2 -> I1*v1**2/2)
             expr = self.bundle.to_quasi(expr)
-            if sp.count_ops(expr) <= _INPUT_TIDY_LIMIT:
+            if not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
                 expr = tidy(expr)
         object.__setattr__(self, "expr", expr)
 

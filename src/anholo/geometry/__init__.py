@@ -1,6 +1,7 @@
 """Geometry on Q and TQ: charts, vector fields, frames, lifts, forms (THEORY §1–2)."""
 
 from .chart import Chart, velocity_symbol
+from .constraints import LinearConstraints
 from .forms import Form, exterior_derivative, interior_product, wedge
 from .frame import Frame
 from .tangent import SecondOrderField, TangentBundle, TangentField
@@ -11,6 +12,7 @@ __all__ = [
     "velocity_symbol",
     "VectorField",
     "Frame",
+    "LinearConstraints",
     "TangentBundle",
     "TangentField",
     "SecondOrderField",

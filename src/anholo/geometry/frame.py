@@ -23,7 +23,7 @@ from typing import Sequence
 import sympy as sp
 
 from .._algebra import determinant, free_symbols, invert, numerically_zero, random_point, tidy
-from ..errors import DimensionError, NonlinearConstraintError, SingularFrameError
+from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
 from .vector_field import VectorField
 
@@ -141,20 +141,29 @@ class Frame:
         chart: Chart | Sequence,
         forms,
         dependent: Sequence | None = None,
+        base: "Frame | None" = None,
     ) -> "Frame":
         """A frame adapted to ``D = {u : ω^a(u) = 0}`` for constraint one-forms ``ω^a``.
 
-        ``forms`` is a k×n array (row a = ``ω^a_A``), of rank k.  The complement is
-        chosen simply: k *dependent* coordinates ``q^P`` are picked (the last
-        possible ones, or ``dependent`` if given) such that the k×k block
-        ``ω^a_P`` is invertible; then, with ``u^P = c^P_α u^α`` solving the
-        constraints for the dependent velocities,
+        ``forms`` is a k×n array (row a = ``ω^a_A``), of rank k.  The frame is built
+        from a *base* frame ``{Y_j}`` (default: the coordinate frame), in whose
+        quasi-velocities ``w^j`` the constraints read ``κ^a_j w^j = 0`` with
+        ``κ^a_j = ω^a(Y_j)``.  k *dependent* base indices P are picked (the last
+        possible ones, or ``dependent`` if given) such that the k×k block ``κ^a_P``
+        is invertible; then, with ``w^P = c^P_α w^α`` solving the constraints,
 
-            X_α = ∂/∂q^α + c^P_α ∂/∂q^P   (α free, spanning D),   X_a = ∂/∂q^{P_a},
+            X_α = Y_α + c^P_α Y_P   (α free, spanning D),   X_a = Y_{P_a},
 
-        and the coframe is ``θ^α = dq^α``, ``θ^a = (ω_P)^{-1} ω`` (the constraint
-        forms normalised).  Example: ``dz − y dx`` gives ``X1 = ∂x + y ∂z,
-        X2 = ∂y, X3 = ∂z``.
+        and the coframe is ``θ^α = η^α``, ``θ^a = (κ_P)^{-1} κ_j η^j`` (the constraint
+        forms normalised; ``η`` is the base coframe).  Example, coordinate base:
+        ``dz − y dx`` gives ``X1 = ∂x + y ∂z, X2 = ∂y, X3 = ∂z``.
+
+        Raises
+        ------
+        DependentConstraintsError
+            If the forms are linearly dependent.
+        SingularFrameError
+            If the constraints cannot be solved for the chosen ``dependent`` velocities.
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         n = chart.dim
@@ -166,25 +175,30 @@ class Frame:
             )
         omega = sp.Matrix(len(forms), n, [sp.sympify(e) for row in forms for e in row])
         k = omega.rows
+        base = cls.coordinate(chart) if base is None else base
+        if base.chart != chart:
+            raise DimensionError("the base frame lives on another chart; pass a frame on the same coordinates.")
         if k == 0:
-            return cls.coordinate(chart).with_rank_D(n)
+            return base.with_rank_D(n)
         if omega.free_symbols & set(chart.velocities):
             raise NonlinearConstraintError(
                 "constraint one-forms must not depend on velocities; a constraint that is not "
                 "linear in the velocities cannot define a distribution."
             )
+        kappa = omega if base.is_coordinate_frame else (omega * base.vectors.T).applyfunc(tidy)
         rng = random.Random(11)
-        pts = [random_point(free_symbols(omega), rng) for _ in range(2)]
+        pts = [random_point(free_symbols(kappa), rng) for _ in range(2)]
 
         def generic_rank(m):
             num = m.xreplace(pts[0]).evalf()
             return sp.Matrix(num).rank(iszerofunc=lambda x: abs(complex(x)) < 1e-10)
 
-        if generic_rank(omega) < k:
-            raise SingularFrameError(
+        if generic_rank(kappa) < k:
+            raise DependentConstraintsError(
                 f"the {k} constraint forms are linearly dependent (generic rank "
-                f"{generic_rank(omega)}); remove the redundant constraints."
+                f"{generic_rank(kappa)}); remove the redundant constraints."
             )
+        what = "the velocities of" if base.is_coordinate_frame else "the base quasi-velocities of indices"
         if dependent is not None:
             cols = [c if isinstance(c, int) else chart.index(c) for c in dependent]
             if any(not 0 <= c < n for c in cols):
@@ -192,42 +206,52 @@ class Frame:
                     f"dependent={list(dependent)}: give coordinates as symbols, names or "
                     f"0-based indices in 0..{n - 1}."
                 )
-            if len(cols) != k or generic_rank(omega[:, cols]) < k:
+            if len(cols) != k or generic_rank(kappa[:, cols]) < k:
+                shown = [chart.coordinates[c] for c in cols] if base.is_coordinate_frame else cols
                 raise SingularFrameError(
-                    f"cannot solve the constraints for the velocities of {[chart.coordinates[c] for c in cols]}; "
-                    "choose dependent coordinates whose block of the constraint matrix is invertible."
+                    f"cannot solve the constraints for {what} {shown}; "
+                    "choose dependent ones whose block of the constraint matrix is invertible."
                 )
         else:
             cols = []
             for c in reversed(range(n)):  # prefer the last coordinates as dependent
                 trial = cols + [c]
-                if generic_rank(omega[:, trial]) == len(trial):
+                if generic_rank(kappa[:, trial]) == len(trial):
                     cols = trial
                 if len(cols) == k:
                     break
             cols = sorted(cols)
         free = [c for c in range(n) if c not in cols]
-        block_inv = invert(omega[:, cols])
-        normalised = (block_inv * omega).applyfunc(tidy)  # θ^a rows
-        coeff = -normalised[:, free]  # u^P = coeff * u^free
-        vectors = []
+        block_inv = invert(kappa[:, cols])
+        normalised = (block_inv * kappa).applyfunc(tidy)  # θ^a rows in the base coframe
+        coeff = -normalised[:, free]  # w^P = coeff * w^free
+        P = []  # row i: X_i in the base frame
         for j, f in enumerate(free):
             row = [sp.S.Zero] * n
             row[f] = sp.S.One
             for a, p in enumerate(cols):
                 row[p] = coeff[a, j]
-            vectors.append(row)
+            P.append(row)
         for p in cols:
             row = [sp.S.Zero] * n
             row[p] = sp.S.One
-            vectors.append(row)
-        coframe = []
+            P.append(row)
+        Q = []  # row i: θ^i in the base coframe
         for f in free:
             row = [sp.S.Zero] * n
             row[f] = sp.S.One
-            coframe.append(row)
-        coframe.extend(normalised.tolist())
-        return cls(chart, sp.ImmutableMatrix(vectors), rank_D=len(free), coframe=sp.ImmutableMatrix(coframe))
+            Q.append(row)
+        Q.extend(normalised.tolist())
+        P, Q = sp.Matrix(P), sp.Matrix(Q)
+        if not base.is_coordinate_frame:
+            P = (P * base.vectors).applyfunc(tidy)
+            Q = (Q * base.coframe).applyfunc(tidy)
+        return cls(chart, sp.ImmutableMatrix(P), rank_D=len(free), coframe=sp.ImmutableMatrix(Q))
+
+    @property
+    def is_coordinate_frame(self) -> bool:
+        """True if the vectors are the coordinate fields ``∂/∂q^A`` in order."""
+        return self.vectors == sp.eye(self.dim)
 
     def with_rank_D(self, m: int) -> "Frame":
         """The same frame, declared adapted to D = span of its first m vectors."""
@@ -282,6 +306,10 @@ class Frame:
         """Nested tuple ``R[k][i][j] = R^k_ij`` with ``[X_i, X_j] = R^k_ij X_k`` (0-based)."""
         n = self.dim
         R = [[[sp.S.Zero] * n for _ in range(n)] for _ in range(n)]
+        # zero test by evaluation (package policy): tidy does not catch every identity
+        # (e.g. cosh² − sinh² = 1), and R = 0 decides holonomy and integrability.
+        rng = random.Random(5)
+        pts = [random_point(free_symbols(list(self.vectors) + list(self.coframe)), rng) for _ in range(3)]
         for i in range(n):
             for j in range(i + 1, n):
                 br = [self.apply(i, self.vectors[j, A]) - self.apply(j, self.vectors[i, A]) for A in range(n)]
@@ -289,6 +317,8 @@ class Frame:
                     continue
                 for k in range(n):
                     val = tidy(sp.Add(*[self.coframe[k, A] * br[A] for A in range(n) if br[A] != 0]))
+                    if val != 0 and numerically_zero(val, pts):
+                        val = sp.S.Zero
                     R[k][i][j] = val
                     R[k][j][i] = -val
         return tuple(tuple(tuple(row) for row in mat) for mat in R)

@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
+from .._algebra import vanishes
 from ..errors import DimensionError
 from .frame import Frame
 from .vector_field import VectorField
@@ -306,10 +307,11 @@ class TangentField:
 
     def is_vertical(self) -> bool:
         """True if the ``∂/∂q`` components vanish."""
-        return all(sp.cancel(c) == 0 for c in self.components[: self.bundle.dim])
+        return all(vanishes(c) for c in self.components[: self.bundle.dim])
 
     def is_zero(self) -> bool:
-        return all(sp.cancel(c) == 0 for c in self.components)
+        """True if every component vanishes identically."""
+        return all(vanishes(c) for c in self.components)
 
     def __add__(self, other):
         return TangentField(self.bundle, tuple(a + b for a, b in zip(self.components, other.components)))

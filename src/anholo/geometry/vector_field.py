@@ -11,6 +11,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from .._algebra import vanishes
 from ..errors import DimensionError
 from .chart import Chart
 
@@ -80,8 +81,8 @@ class VectorField:
     __mul__ = __rmul__
 
     def is_zero(self) -> bool:
-        """True if every component expands/cancels to zero."""
-        return all(sp.cancel(c) == 0 for c in self.components)
+        """True if every component vanishes identically (cancel, or numerically at random points)."""
+        return all(vanishes(c) for c in self.components)
 
     def __str__(self):
         terms = [

@@ -1,0 +1,473 @@
+"""Nonholonomic (Lagrange–d'Alembert) dynamics in an adapted frame (THEORY §4, Prop. 2 of seed 004).
+
+Setting: a Lagrangian L on TQ and constraints ``φ_a = ω^a(u) + c^a(q) = 0``
+(:class:`~anholo.geometry.constraints.LinearConstraints`); a frame adapted to
+the constraint distribution D (``X_α``, α < m, span D; ``X_a`` complete it).  In
+its quasi-velocities the constraint submanifold is ``C = {v^a = β^a(q)}``
+(``β = 0`` for linear constraints), with coordinates ``(q, v^α)``.
+
+Γ_nh is the unique second-order field on C, tangent to C, with
+``Γ(X_α^V L) − X_α^C(L) = 0`` on C.  Writing ``L_c = L|_C`` (a function of
+``q, v^α``), ``p_a|_C = (∂L/∂v^a)|_C`` and ``v^j`` for ``(v^α, β^a)``, these are
+the constrained Hamel equations (THEORY §4; the β-terms vanish for linear
+constraints)::
+
+    d/dt ∂L_c/∂v^α − X_α(L_c) + R^γ_αj v^j ∂L_c/∂v^γ + (R^a_αj v^j + X_α(β^a)) p_a|_C = 0,
+
+solved as ``g_αβ Γ^β = X_α(L_c) − R^γ_αj v^j ∂L_c/∂v^γ − (R^a_αj v^j + X_α β^a) p_a|_C
+− v^j X_j(∂L_c/∂v^α)`` with ``g_αβ = ∂²L_c/∂v^α∂v^β`` (L must be *regular w.r.t. D*:
+``g_αβ|_C`` nonsingular).  Tangency fixes ``Γ^a = v^j X_j(β^a)``.  The multipliers
+
+    μ_a = [Γ(X_a^V L) − X_a^C(L)]|_C = d/dt(p_a|_C) − X_a(L)|_C + R^k_aj v^j p_k|_C
+
+are those of the coordinate method with respect to the adapted coframe:
+``E_A(L) = d/dt ∂L/∂u^A − ∂L/∂q^A = μ_a θ^a_A``.  For the constraints as written,
+``E_A(L) = λ_a ∂φ_a/∂u^A`` with ``λ = μ M^{-1}``, ``M^a_b = ω^a(X_b)``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Sequence
+
+import sympy as sp
+
+from .._algebra import (
+    free_symbols,
+    invert,
+    numeric_value,
+    random_point,
+    reduce_if_cheap,
+    solve_generic,
+    solve_square,
+    tidy,
+)
+from ..errors import DimensionError, IrregularLagrangianError
+from ..geometry.constraints import LinearConstraints
+from ..geometry.frame import Frame
+from ..geometry.tangent import SecondOrderField, TangentBundle, TangentField
+from .lagrangian import Lagrangian
+
+__all__ = ["NonholonomicSystem", "NonholonomicField", "DynamicsComparison", "compare_dynamics"]
+
+
+@dataclass(frozen=True, eq=False)
+class NonholonomicSystem:
+    """A Lagrangian with linear or affine constraints, in a frame adapted to D.
+
+    Parameters
+    ----------
+    lagrangian : Lagrangian
+        L in the Hamel chart of any frame.
+    constraints : LinearConstraints or sequence of expressions
+        Expressions are read with :meth:`LinearConstraints.from_expressions`.
+    frame : Frame, optional
+        An adapted frame to use (its first m vectors must span D; checked).  By
+        default the Lagrangian's frame is used if it is adapted, and otherwise an
+        adapted frame is built from it (:meth:`LinearConstraints.adapted_frame`
+        with ``base`` = the Lagrangian's frame).
+    dependent : sequence, optional
+        Base quasi-velocity indices (or coordinates, for a coordinate base) to
+        solve the constraints for when the adapted frame is built.
+
+    Attributes
+    ----------
+    frame : Frame
+        The adapted frame (``rank_D = m``).
+    lagrangian : Lagrangian
+        L in the Hamel chart of the adapted frame (same quasi-velocity names).
+
+    Raises
+    ------
+    FrameNotAdaptedError
+        If ``frame`` is given and is not adapted to D.
+
+    Examples
+    --------
+    The nonholonomic particle (THEORY §9):
+
+    >>> import sympy as sp
+    >>> from anholo import Chart, Frame, Lagrangian
+    >>> x, y, z = sp.symbols("x y z", real=True)
+    >>> chart = Chart([x, y, z])
+    >>> xd, yd, zd = chart.velocities
+    >>> L = Lagrangian(Frame.coordinate(chart), (xd**2 + yd**2 + zd**2) / 2)
+    >>> nh = NonholonomicSystem(L, ["z_dot - y*x_dot"])
+    >>> nh.frame.vector(0).components, nh.distribution_is_integrable()
+    ((1, 0, y), False)
+    >>> field = nh.field()
+    >>> field.accelerations
+    (-v1*v2*y/(y**2 + 1), 0)
+    >>> field.multipliers
+    (v1*v2/(y**2 + 1),)
+    """
+
+    lagrangian: Lagrangian
+    constraints: LinearConstraints
+    frame: Frame = None
+    dependent: tuple = None
+    _source_lagrangian: Lagrangian = field(default=None, repr=False)
+
+    def __post_init__(self):
+        L = self.lagrangian
+        if not isinstance(L, Lagrangian):
+            raise DimensionError(f"expected a Lagrangian, got {type(L).__name__}.")
+        chart = L.frame.chart
+        C = self.constraints
+        if not isinstance(C, LinearConstraints):
+            C = LinearConstraints.from_expressions(chart, list(C))
+            object.__setattr__(self, "constraints", C)
+        if C.chart != chart:
+            raise DimensionError("the constraints live on another chart than the Lagrangian.")
+        if self.frame is not None:
+            C.check_adapted(self.frame)
+            frame = self.frame if self.frame.rank_D == C.rank_D else self.frame.with_rank_D(C.rank_D)
+        else:
+            dep = None if self.dependent is None else tuple(self.dependent)
+            frame = C.adapted_frame(base=L.frame, dependent=dep)
+        object.__setattr__(self, "frame", frame)
+        object.__setattr__(self, "_source_lagrangian", L)
+        if frame is not L.frame and frame != L.frame:
+            L = L.in_frame(frame, quasi_velocities=L.bundle.quasi_velocities)
+        object.__setattr__(self, "lagrangian", L)
+
+    # --- the geometry of C -----------------------------------------------------------------
+    @property
+    def bundle(self) -> TangentBundle:
+        return self.lagrangian.bundle
+
+    @property
+    def m(self) -> int:
+        """Rank of D (number of independent quasi-velocities on C)."""
+        return self.constraints.rank_D
+
+    @property
+    def n(self) -> int:
+        return self.frame.dim
+
+    @property
+    def free_velocities(self) -> tuple:
+        """``v^1..v^m``: the quasi-velocities that coordinatise C's fibres."""
+        return self.bundle.quasi_velocities[: self.m]
+
+    @cached_property
+    def form_matrix(self) -> sp.ImmutableMatrix:
+        """``M^a_b = ω^a(X_b)`` (k × k, invertible): the constraints read ``M v^{(a)} + c = 0``."""
+        return sp.ImmutableMatrix(self.constraints.form_values(self.frame)[:, self.m:])
+
+    @cached_property
+    def constrained_values(self) -> tuple:
+        """``β^a(q)``: C is ``{v^a = β^a}`` (all zero for linear constraints)."""
+        c = self.constraints.inhomogeneous
+        if all(e == 0 for e in c):
+            return (sp.S.Zero,) * len(c)
+        beta = -invert(self.form_matrix) * sp.Matrix(c)
+        return tuple(tidy(e) for e in beta)
+
+    @cached_property
+    def restriction(self) -> dict:
+        """The substitution ``{v^a: β^a}`` that restricts functions on TQ to C."""
+        v = self.bundle.quasi_velocities
+        return {v[self.m + a]: b for a, b in enumerate(self.constrained_values)}
+
+    def restrict(self, expr) -> sp.Expr:
+        """``f|_C``: put ``v^a = β^a(q)``."""
+        return sp.sympify(expr).xreplace(self.restriction)
+
+    @cached_property
+    def velocities_on_C(self) -> tuple:
+        """``(v^1..v^m, β^1..β^k)``: the quasi-velocities of a motion in C."""
+        return self.free_velocities + self.constrained_values
+
+    def distribution_is_integrable(self) -> bool:
+        """Frobenius: D is integrable (the constraints are holonomic) iff ``R^a_αβ = 0``."""
+        return self.frame.is_D_integrable()
+
+    def curvature(self) -> dict:
+        """Nonzero ``R^a_αβ`` (α < β < m ≤ a), 0-based keys ``(a, α, β)``: the obstruction to integrability."""
+        m, n, R = self.m, self.n, self.frame.structure
+        return {(a, al, be): R[a][al][be] for a in range(m, n) for al in range(m) for be in range(al + 1, m)
+                if R[a][al][be] != 0}
+
+    # --- the constrained Lagrangian -----------------------------------------------------------
+    @cached_property
+    def constrained_lagrangian(self) -> sp.Expr:
+        """``L_c = L|_C`` as a function of ``(q, v^α)``."""
+        return self.restrict(self.lagrangian.expr)
+
+    @cached_property
+    def _momenta_on_C(self) -> tuple:
+        """``p_i|_C``: ``∂L_c/∂v^α`` for α < m, ``(∂L/∂v^a)|_C`` for a ≥ m."""
+        v = self.bundle.quasi_velocities
+        Lc = self.constrained_lagrangian
+        free = tuple(Lc.diff(v[al]) for al in range(self.m))
+        rest = tuple(self.restrict(self.lagrangian.expr.diff(v[a])) for a in range(self.m, self.n))
+        return free + rest
+
+    @cached_property
+    def hessian_D(self) -> sp.ImmutableMatrix:
+        """``g_αβ|_C = ∂²L_c/∂v^α∂v^β``; L is regular w.r.t. D iff it is nonsingular."""
+        v, p = self.free_velocities, self._momenta_on_C
+        return sp.ImmutableMatrix(self.m, self.m, lambda al, be: p[al].diff(v[be]))
+
+    def is_regular(self) -> bool:
+        """True if L is regular with respect to D (``g_αβ|_C`` generically nonsingular)."""
+        return solve_generic(self.hessian_D, [0] * self.m).rank == self.m
+
+    def _along(self, f) -> sp.Expr:
+        """``v^j X_j(f)`` on C: the derivative of f along ``q̇ = X_j v^j`` with v fixed."""
+        F = self.frame
+        return sp.Add(*[vj * F.apply(j, f) for j, vj in enumerate(self.velocities_on_C) if vj != 0])
+
+    def _rv(self, k: int, i: int) -> sp.Expr:
+        """``R^k_ij v^j`` on C."""
+        R = self.frame.structure
+        return sp.Add(*[R[k][i][j] * vj for j, vj in enumerate(self.velocities_on_C) if R[k][i][j] != 0 and vj != 0])
+
+    def _force_terms(self, i: int) -> sp.Expr:
+        """``X_i(L)|_C − R^k_ij v^j p_k|_C``, i.e. ``X_i^C(L)|_C`` (using ``X_i(L)|_C = X_i(L_c) − p_a|_C X_i(β^a)``)."""
+        F, m, p = self.frame, self.m, self._momenta_on_C
+        out = F.apply(i, self.constrained_lagrangian)
+        for a, beta in enumerate(self.constrained_values):
+            if beta != 0 and p[m + a] != 0:
+                out -= p[m + a] * F.apply(i, beta)
+        for k in range(self.n):
+            if p[k] != 0:
+                rv = self._rv(k, i)
+                if rv != 0:
+                    out -= rv * p[k]
+        return out
+
+    # --- Γ_nh --------------------------------------------------------------------------------
+    def constrained_hamel_equations(self) -> list:
+        """The equations of Γ_nh in constrained-Lagrangian Hamel form (THEORY §4), with ``v_dot`` symbols:
+
+        ``d/dt ∂L_c/∂v^α = X_α(L_c) − R^γ_αj v^j ∂L_c/∂v^γ − (R^a_αj v^j + X_α β^a) p_a|_C``,
+        the left side written out as ``g_αβ v̇^β + v^j X_j(∂L_c/∂v^α)``.
+        """
+        vdot = self.bundle.quasi_velocity_rates
+        g, p = self.hessian_D, self._momenta_on_C
+        eqs = []
+        for al in range(self.m):
+            lhs = sp.Add(*[g[al, be] * vdot[be] for be in range(self.m)]) + self._along(p[al])
+            eqs.append(sp.Eq(lhs, self._force_terms(al)))
+        return eqs
+
+    def field(self) -> "NonholonomicField":
+        """Γ_nh, the Lagrange–d'Alembert field on C (Prop. 2 of seed 004; THEORY §4).
+
+        Raises
+        ------
+        IrregularLagrangianError
+            If L is not regular with respect to D.
+        """
+        return self._field
+
+    @cached_property
+    def _field(self) -> "NonholonomicField":
+        m, p = self.m, self._momenta_on_C
+        rhs = [self._force_terms(al) - self._along(p[al]) for al in range(m)]
+        gamma = solve_square(self.hessian_D, rhs) if m else ()
+        if gamma is None:
+            raise IrregularLagrangianError(
+                "the Lagrangian is not regular with respect to the constraint distribution D: the block "
+                f"g_αβ = ∂²L/∂v^α∂v^β of its Hessian on C has rank {solve_generic(self.hessian_D, [0] * m).rank} "
+                f"< m = {m}, so the nonholonomic field is not determined. Check the Lagrangian's kinetic "
+                "energy along D (every allowed velocity must carry kinetic energy)."
+            )
+        gamma = tuple(gamma)
+        constrained_rates = tuple(self._along(b) if b != 0 else sp.S.Zero for b in self.constrained_values)
+        # μ_a = d/dt(p_a|_C) − X_a^C(L)|_C
+        v = self.free_velocities
+        mu = []
+        for a in range(m, self.n):
+            dp = self._along(p[a]) + sp.Add(*[G * p[a].diff(va) for G, va in zip(gamma, v) if G != 0])
+            mu.append(reduce_if_cheap(dp - self._force_terms(a), 200))
+        return NonholonomicField(self, gamma, constrained_rates, tuple(mu))
+
+    def tilde_fields(self) -> tuple:
+        """``X̃_α = X_α^C + (R^a_αj v^j + X_α(β^a)) X_a^V``: lifts of ``X_α`` tangent to C (THEORY §4)."""
+        b, n, m = self.bundle, self.n, self.m
+        out = []
+        for al in range(m):
+            A = [sp.S.One if i == al else sp.S.Zero for i in range(n)]
+            B = [sp.S.Zero] * n
+            for a in range(m, n):
+                B[a] = self._rv(a, al) + self.frame.apply(al, self.constrained_values[a - m])
+            out.append(b.field_from_frame(A, B))
+        return tuple(out)
+
+    def __str__(self):
+        return f"Nonholonomic system: {self.lagrangian}, constraints {', '.join(f'{e} = 0' for e in self.constraints.expressions)}"
+
+
+@dataclass(frozen=True, eq=False)
+class NonholonomicField:
+    """Γ_nh on C in the coordinates ``(q, v^α)`` (THEORY §4).
+
+    Attributes
+    ----------
+    system : NonholonomicSystem
+    accelerations : tuple
+        ``Γ^α = dv^α/dt`` (α < m), functions of ``(q, v^α)``.
+    constrained_rates : tuple
+        ``Γ^a = dv^a/dt = v^j X_j(β^a)`` (zero for linear constraints): tangency to C.
+    multipliers : tuple
+        ``μ_a``, with ``E_A(L) = μ_a θ^a_A`` (adapted coframe).
+    """
+
+    system: NonholonomicSystem
+    accelerations: tuple
+    constrained_rates: tuple
+    multipliers: tuple
+
+    @property
+    def bundle(self) -> TangentBundle:
+        return self.system.bundle
+
+    def velocity_field(self) -> tuple:
+        """``q̇^A = X_j^A v^j`` on C, as functions of ``(q, v^α)``."""
+        X, vC = self.system.frame.vectors, self.system.velocities_on_C
+        n = self.system.n
+        return tuple(sp.Add(*[X[j, A] * vC[j] for j in range(n) if X[j, A] != 0 and vC[j] != 0]) for A in range(n))
+
+    def __call__(self, f) -> sp.Expr:
+        """``Γ_nh(f)`` on C for a function f of ``(q, v)`` (or of ``(q, v^α)``): its time derivative."""
+        s = self.system
+        f = sp.sympify(f)
+        v = self.bundle.quasi_velocities
+        out = sp.Add(*[qd * f.diff(q) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates) if qd != 0])
+        rates = self.accelerations + self.constrained_rates
+        out += sp.Add(*[r * f.diff(vi) for r, vi in zip(rates, v) if r != 0])
+        return s.restrict(out)
+
+    def as_second_order_field(self) -> SecondOrderField:
+        """A second-order field on TQ (adapted frame) whose restriction to C is Γ_nh."""
+        return SecondOrderField(self.bundle, self.accelerations + self.constrained_rates)
+
+    def natural_accelerations(self, natural: bool = True) -> dict:
+        """``q̈^A = X_i^A Γ^i + v^i v^j X_j(X_i^A)`` on C (THEORY §3).
+
+        Returns ``{q^A: q̈^A}`` in ``(q, q_dot)`` (``v^α = θ^α_A u^A``; valid on C) with
+        ``natural=True``, else in ``(q, v^α)``.
+        """
+        s = self.system
+        X = s.frame.vectors
+        vC = s.velocities_on_C
+        rates = self.accelerations + self.constrained_rates
+        out = {}
+        for A, q in enumerate(s.frame.chart.coordinates):
+            acc = sp.Add(*[X[i, A] * rates[i] for i in range(s.n) if X[i, A] != 0 and rates[i] != 0])
+            acc += sp.Add(*[vC[i] * s._along(X[i, A]) for i in range(s.n) if not X[i, A].is_number and vC[i] != 0])
+            out[q] = self._to_natural(acc) if natural else acc
+        return out
+
+    def _to_natural(self, expr):
+        s = self.system
+        th, u = s.frame.coframe, s.frame.chart.velocities
+        sub = {v: sp.Add(*[th[al, A] * u[A] for A in range(s.n) if th[al, A] != 0])
+               for al, v in enumerate(s.free_velocities)}
+        return sp.sympify(expr).xreplace(sub)
+
+    def coordinate_multipliers(self, natural: bool = True) -> tuple:
+        """``λ_a`` with ``E_A(L) = Σ_a λ_a ∂φ_a/∂u^A`` for the constraints ``φ_a`` as written.
+
+        ``λ = μ M^{-1}`` with ``M^a_b = ω^a(X_b)`` (``ω^a = ∂φ_a/∂u``).  In ``(q, q_dot)``
+        with ``natural=True`` (valid on C), else in ``(q, v^α)``.
+        """
+        M = self.system.form_matrix
+        mu = sp.Matrix([list(self.multipliers)])
+        lam = mu if M == sp.eye(M.rows) else mu * invert(M)
+        out = tuple(reduce_if_cheap(e, 200) for e in lam)
+        return tuple(self._to_natural(e) for e in out) if natural else out
+
+    def equations(self) -> list:
+        """``[Eq(v_α_dot, Γ^α)]`` for α < m, then ``v_a_dot`` for the constrained velocities if nonzero."""
+        vdot = self.bundle.quasi_velocity_rates
+        m = self.system.m
+        eqs = [sp.Eq(vdot[al], g) for al, g in enumerate(self.accelerations)]
+        eqs += [sp.Eq(vdot[m + a], r) for a, r in enumerate(self.constrained_rates) if r != 0]
+        return eqs
+
+    def kinematic_equations(self) -> list:
+        """``q̇^A = X_j^A v^j`` on C as ``Eq(q_dot, …)``."""
+        return [sp.Eq(u, e) for u, e in zip(self.system.frame.chart.velocities, self.velocity_field())]
+
+    def hamel_equations(self) -> list:
+        """The constrained Hamel equations (see :meth:`NonholonomicSystem.constrained_hamel_equations`)."""
+        return self.system.constrained_hamel_equations()
+
+    def __str__(self):
+        lines = [f"{e.lhs} = {e.rhs}" for e in self.equations()]
+        lines += [f"mu{a + 1} = {mu}" for a, mu in enumerate(self.multipliers)]
+        return "\n".join(lines)
+
+    def as_latex(self) -> str:
+        """The equations ``v̇^α = Γ^α`` and the multipliers as a LaTeX ``aligned`` block."""
+        from ..printing import latex
+
+        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
+        rows += [f"\\mu_{{{a + 1}}} &= {latex(mu)}" for a, mu in enumerate(self.multipliers)]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        return {
+            "accelerations": [str(a) for a in self.accelerations],
+            "multipliers_frame": [str(m) for m in self.multipliers],
+            "q_ddot": {str(k): str(v) for k, v in self.natural_accelerations().items()},
+            "multipliers": [str(m) for m in self.coordinate_multipliers()],
+        }
+
+
+@dataclass(frozen=True)
+class DynamicsComparison:
+    """Result of :func:`compare_dynamics`.
+
+    Attributes
+    ----------
+    agree : bool
+        True if the natural accelerations agree at every sample point of C.
+    residuals : dict
+        ``{q^A: q̈^A(second) − q̈^A(first)}`` as functions of the first system's ``(q, v^α)`` on C.
+    max_deviation : float
+        Largest absolute residual at the sample points.
+    """
+
+    agree: bool
+    residuals: dict
+    max_deviation: float
+
+    def __bool__(self):
+        return self.agree
+
+
+def compare_dynamics(first: NonholonomicField, second: NonholonomicField, points: int = 3,
+                     seed: int = 0, tol: float = 1e-9) -> DynamicsComparison:
+    """Compare two nonholonomic fields of the same constrained system (e.g. built in different frames).
+
+    Γ_nh depends only on D (THEORY §4): the natural accelerations ``q̈(q, u)`` of both
+    must agree at every ``u`` in C.  The second field's ``q̈`` (in ``q, q_dot``) is
+    evaluated on the first one's parametrisation ``u = X_j v^j`` of C, and the residual
+    checked at random points.
+    """
+    s1, s2 = first.system, second.system
+    if s1.frame.chart != s2.frame.chart:
+        raise DimensionError("the two fields live on different charts.")
+    acc1 = first.natural_accelerations(natural=False)
+    acc2 = second.natural_accelerations(natural=True)
+    u_on_C = dict(zip(s1.frame.chart.velocities, first.velocity_field()))
+    residuals = {q: acc2[q].xreplace(u_on_C) - acc1[q] for q in acc1}
+    rng = random.Random(seed)
+    symbols = free_symbols(residuals.values())
+    worst = 0.0
+    for _ in range(points):
+        pt = random_point(symbols, rng)
+        for r in residuals.values():
+            val = numeric_value(r, pt)
+            worst = max(worst, abs(val)) if val == val else float("inf")
+    return DynamicsComparison(worst <= tol, residuals, worst)
