@@ -243,3 +243,42 @@ def point_on_constraints(q, u, constraints, params, dependent, seed, low=-1.2, h
         for s, val in zip(dependent, sol):
             point[s] = sp.Float(val, 30)
     return point
+
+
+# Concrete functions for the undefined A1, A2 of the seed004_class file.
+SEED004_FUNCTIONS = ("2 + cos(r2)", "r2^2 - r2")
+
+
+def function_stand_ins(spec) -> dict:
+    """{undefined function: concrete Lambda} for the seed004_class file's A1, A2 (empty if none)."""
+    if not spec.functions:
+        return {}
+    r2 = spec.coordinates[1]
+    return {
+        f: sp.Lambda(r2, sp.sympify(e.replace("^", "**"), locals={"r2": r2}))
+        for f, e in zip(spec.functions, SEED004_FUNCTIONS)
+    }
+
+
+def concrete(spec):
+    """(L, constraints) of a SystemSpec with the file's undefined functions replaced by concrete ones."""
+    L, cons = spec.lagrangian, list(spec.constraints)
+    repl = function_stand_ins(spec)
+    if repl:
+        L = L.subs(repl)
+        cons = [c.subs(repl) for c in cons]
+    return L, cons
+
+
+def dependent_velocities(spec, cons, seed=0):
+    """Velocities the constraints can be solved for at a random configuration (greedy by column)."""
+    if not cons:
+        return []
+    probe = point_on_constraints(spec.coordinates, spec.velocities, [], spec.parameters, [], seed)
+    A = np.array(sp.Matrix(cons).jacobian(spec.velocities).xreplace(probe).evalf().tolist(), dtype=float)
+    chosen: list[int] = []
+    for j in range(A.shape[1]):
+        if np.linalg.matrix_rank(A[:, chosen + [j]], tol=1e-6) == len(chosen) + 1:
+            chosen.append(j)
+    assert len(chosen) == len(cons), "constraints not independent"
+    return [spec.velocities[j] for j in chosen]

@@ -17,7 +17,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
-from oracles import constrained_coordinate_solution, lagranges_method_solution, point_on_constraints
+from oracles import (
+    concrete,
+    constrained_coordinate_solution,
+    dependent_velocities,
+    lagranges_method_solution,
+    point_on_constraints,
+)
 
 from anholo.examples import example_names, load_example, n_trailer, seed004_class
 
@@ -30,38 +36,6 @@ SEED004_A = [
     ["r2"],  # nonholonomic particle
     ["r2^2", "sin(r2)", "c*exp(r2/2)"],  # three s-coordinates, an extra parameter
 ]
-
-# Concrete functions for the undefined A1, A2 of the seed004_class file.
-SEED004_FUNCTIONS = ("2 + cos(r2)", "r2^2 - r2")
-
-
-def concrete(spec):
-    """(L, constraints) with the file's undefined functions replaced by concrete ones."""
-    L, cons = spec.lagrangian, list(spec.constraints)
-    if spec.functions:
-        r2 = spec.coordinates[1]
-        repl = {
-            f: sp.Lambda(r2, sp.sympify(e.replace("^", "**"), locals={"r2": r2}))
-            for f, e in zip(spec.functions, SEED004_FUNCTIONS)
-        }
-        L = L.subs(repl)
-        cons = [c.subs(repl) for c in cons]
-    return L, cons
-
-
-def dependent_velocities(spec, cons, seed=0):
-    """Velocities the constraints can be solved for at a random configuration (greedy by column)."""
-    if not cons:
-        return []
-    probe = point_on_constraints(spec.coordinates, spec.velocities, [], spec.parameters, [], seed)
-    A = np.array(sp.Matrix(cons).jacobian(spec.velocities).xreplace(probe).evalf().tolist(), dtype=float)
-    chosen: list[int] = []
-    for j in range(A.shape[1]):
-        if np.linalg.matrix_rank(A[:, chosen + [j]], tol=1e-6) == len(chosen) + 1:
-            chosen.append(j)
-    assert len(chosen) == len(cons), "constraints not independent"
-    return [spec.velocities[j] for j in chosen]
-
 
 def solve_at(spec, seed, L=None, cons=None):
     L0, cons0 = concrete(spec)

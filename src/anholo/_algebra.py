@@ -24,10 +24,12 @@ __all__ = [
     "reduce_if_cheap",
     "invert",
     "free_symbols",
+    "xreplace_dag",
     "random_point",
     "numeric_value",
     "concrete_functions",
     "numerically_zero",
+    "generic_rank",
     "LinearSolution",
     "solve_generic",
     "solve_square",
@@ -153,6 +155,33 @@ def invert(matrix: sp.Matrix, det: sp.Expr | None = None) -> sp.ImmutableMatrix:
     return sp.ImmutableMatrix(M.rows, M.cols, [tidy(e / det) for e in adj])
 
 
+def xreplace_dag(expr, mapping: Mapping) -> sp.Expr:
+    """``expr.xreplace(mapping)``, memoised over shared subexpressions.
+
+    Derived fields are DAGs whose trees can be millions of nodes although they
+    have only thousands of distinct subexpressions; ``xreplace`` walks the tree,
+    this walks the DAG (each distinct subexpression is rebuilt once).
+    """
+    expr = sp.sympify(expr)
+    if not mapping:
+        return expr
+    memo: dict = dict(mapping)
+    stack = [(expr, False)]
+    while stack:
+        a, expanded = stack.pop()
+        if a in memo:
+            continue
+        if not a.args:
+            memo[a] = a
+        elif not expanded:
+            stack.append((a, True))
+            stack.extend((c, False) for c in a.args if c not in memo)
+        else:
+            new_args = tuple(memo[c] for c in a.args)
+            memo[a] = a.func(*new_args) if any(x is not y for x, y in zip(new_args, a.args)) else a
+    return memo[expr]
+
+
 def free_symbols(exprs: Iterable) -> set[sp.Symbol]:
     out: set[sp.Symbol] = set()
     for e in exprs:
@@ -218,15 +247,68 @@ def concrete_functions(expr: sp.Expr) -> sp.Expr:
 def numeric_value(expr: sp.Expr, point: Mapping) -> complex:
     """Evaluate ``expr`` at ``point`` (a dict symbol -> number) as a Python complex.
 
-    Undefined functions are replaced by generic stand-ins first
-    (:func:`concrete_functions`).  An expression that still cannot be evaluated
-    (a symbol missing from ``point``) gives NaN: "unknown", never "zero".
+    30-digit mpmath arithmetic, each distinct subexpression evaluated once (derived
+    expressions are DAGs far smaller than their trees).  Undefined functions are
+    replaced by generic stand-ins first (:func:`concrete_functions`).  An
+    expression that cannot be evaluated (a symbol missing from ``point``) gives
+    NaN: "unknown", never "zero".
     """
+    import mpmath
+
     try:
-        val = concrete_functions(expr).xreplace(dict(point))
-        return complex(val.evalf(30))
+        expr = concrete_functions(expr)
     except (TypeError, ValueError):
         return complex("nan")
+    memo: dict = {}
+    with mpmath.workdps(30):
+        for s, val in point.items():
+            memo[s] = mpmath.mpmathify(complex(sp.sympify(val).evalf(30)))
+        stack = [(expr, False)]
+        try:
+            while stack:
+                a, expanded = stack.pop()
+                if a in memo:
+                    continue
+                if a.is_Symbol:
+                    return complex("nan")
+                if a.is_Number or a.is_NumberSymbol or a is sp.I:
+                    memo[a] = mpmath.mpc(0, 1) if a is sp.I else mpmath.mpf(sp.Float(a, 35))
+                elif not expanded:
+                    stack.append((a, True))
+                    stack.extend((c, False) for c in a.args if c not in memo)
+                else:
+                    vals = [memo[c] for c in a.args]
+                    if a.is_Add:
+                        memo[a] = mpmath.fsum(vals)
+                    elif a.is_Mul:
+                        memo[a] = mpmath.fprod(vals)
+                    elif a.is_Pow:
+                        memo[a] = mpmath.power(vals[0], vals[1])
+                    elif isinstance(a, sp.Function) and hasattr(mpmath, type(a).__name__):
+                        memo[a] = getattr(mpmath, type(a).__name__)(*vals)
+                    else:
+                        memo[a] = mpmath.mpmathify(complex(a.xreplace(dict(point)).evalf(30)))
+            return complex(memo[expr])
+        except (TypeError, ValueError, ZeroDivisionError):
+            return complex("nan")
+
+
+def generic_rank(matrix, seed: int = 13, tol: float = 1e-9) -> int:
+    """Rank of a symbolic matrix at a random point: its generic rank, with probability one.
+
+    Undefined functions are replaced by generic stand-ins (:func:`concrete_functions`).
+    """
+    import numpy as np
+
+    M = sp.Matrix(matrix)
+    if M.rows == 0 or M.cols == 0:
+        return 0
+    pt = random_point(free_symbols(M), random.Random(seed))
+    vals = np.array([[numeric_value(M[i, j], pt) for j in range(M.cols)] for i in range(M.rows)])
+    if not np.all(np.isfinite(vals)):
+        raise ValueError("generic_rank: the matrix could not be evaluated numerically")
+    scale = max(1.0, float(np.abs(vals).max()))
+    return int(np.linalg.matrix_rank(vals, tol=tol * scale))
 
 
 def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-12) -> bool:

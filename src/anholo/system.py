@@ -72,6 +72,32 @@ class System:
             values=dict(spec.values),
         )
 
+    @property
+    def has_constraints(self) -> bool:
+        return bool(self.constraints)
+
+    def linear_constraints(self):
+        """The file's constraints as :class:`~anholo.geometry.constraints.LinearConstraints`.
+
+        Raises
+        ------
+        NonlinearConstraintError
+            If a constraint is not linear or affine in the velocities.
+        """
+        from .geometry.constraints import LinearConstraints
+
+        return LinearConstraints.from_expressions(self.chart, self.constraints)
+
+    def nonholonomic(self, dependent=None):
+        """The Lagrange–d'Alembert problem (THEORY §4): L with the file's constraints.
+
+        The file's frame is used if it is adapted to the constraints; otherwise an
+        adapted frame is built on it (see :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem`).
+        """
+        from .dynamics.nonholonomic import NonholonomicSystem
+
+        return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent)
+
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
         """Load a system file or bundled example, substituting ``assignments`` (``--set``)."""

@@ -43,6 +43,7 @@ from .._algebra import (
     solve_generic,
     solve_square,
     tidy,
+    xreplace_dag,
 )
 from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.constraints import LinearConstraints
@@ -174,7 +175,7 @@ class NonholonomicSystem:
 
     def restrict(self, expr) -> sp.Expr:
         """``f|_C``: put ``v^a = β^a(q)``."""
-        return sp.sympify(expr).xreplace(self.restriction)
+        return xreplace_dag(expr, self.restriction)
 
     @cached_property
     def velocities_on_C(self) -> tuple:
@@ -202,15 +203,16 @@ class NonholonomicSystem:
         """``p_i|_C``: ``∂L_c/∂v^α`` for α < m, ``(∂L/∂v^a)|_C`` for a ≥ m."""
         v = self.bundle.quasi_velocities
         Lc = self.constrained_lagrangian
-        free = tuple(Lc.diff(v[al]) for al in range(self.m))
-        rest = tuple(self.restrict(self.lagrangian.expr.diff(v[a])) for a in range(self.m, self.n))
+        free = tuple(reduce_if_cheap(Lc.diff(v[al]), 400) for al in range(self.m))
+        rest = tuple(reduce_if_cheap(self.restrict(self.lagrangian.expr.diff(v[a])), 400)
+                     for a in range(self.m, self.n))
         return free + rest
 
     @cached_property
     def hessian_D(self) -> sp.ImmutableMatrix:
         """``g_αβ|_C = ∂²L_c/∂v^α∂v^β``; L is regular w.r.t. D iff it is nonsingular."""
         v, p = self.free_velocities, self._momenta_on_C
-        return sp.ImmutableMatrix(self.m, self.m, lambda al, be: p[al].diff(v[be]))
+        return sp.ImmutableMatrix(self.m, self.m, lambda al, be: reduce_if_cheap(p[al].diff(v[be]), 400))
 
     def is_regular(self) -> bool:
         """True if L is regular with respect to D (``g_αβ|_C`` generically nonsingular)."""
@@ -369,7 +371,7 @@ class NonholonomicField:
         th, u = s.frame.coframe, s.frame.chart.velocities
         sub = {v: sp.Add(*[th[al, A] * u[A] for A in range(s.n) if th[al, A] != 0])
                for al, v in enumerate(s.free_velocities)}
-        return sp.sympify(expr).xreplace(sub)
+        return xreplace_dag(expr, sub)
 
     def coordinate_multipliers(self, natural: bool = True) -> tuple:
         """``λ_a`` with ``E_A(L) = Σ_a λ_a ∂φ_a/∂u^A`` for the constraints ``φ_a`` as written.

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import free_symbols, random_point, tidy, vanishes
+from .._algebra import free_symbols, generic_rank, tidy, vanishes
 from ..errors import (
     ConstraintError,
     DependentConstraintsError,
@@ -42,15 +42,6 @@ from .frame import Frame
 from .vector_field import VectorField
 
 __all__ = ["LinearConstraints"]
-
-
-def _generic_rank(matrix: sp.Matrix, seed: int = 13) -> int:
-    """Rank of a symbolic matrix at a random point (its generic rank, with probability one)."""
-    if matrix.rows == 0:
-        return 0
-    pt = random_point(free_symbols(matrix), random.Random(seed))
-    num = sp.Matrix(matrix.xreplace(pt).evalf())
-    return num.rank(iszerofunc=lambda x: abs(complex(x)) < 1e-10)
 
 
 def _read(chart: Chart, expr, where: str) -> sp.Expr:
@@ -72,7 +63,7 @@ def _completed_frame(chart: Chart, rows: list) -> Frame:
         if len(completion) == n - m:
             break
         unit = [sp.S.One if B == A else sp.S.Zero for B in range(n)]
-        if _generic_rank(sp.Matrix(list(rows) + completion + [unit])) == m + len(completion) + 1:
+        if generic_rank(sp.Matrix(list(rows) + completion + [unit])) == m + len(completion) + 1:
             completion.append(unit)
     return Frame(chart, list(rows) + completion[::-1], rank_D=m)
 
@@ -145,7 +136,7 @@ class LinearConstraints:
                     "(holonomic) constraint is not a kinematic one; eliminate a coordinate instead, or give "
                     "its time derivative."
                 )
-        rank = _generic_rank(forms)
+        rank = generic_rank(forms)
         if rank < k:
             raise DependentConstraintsError(
                 f"the {k} constraints are linearly dependent in the velocities (rank {rank} < {k}); "
@@ -227,7 +218,7 @@ class LinearConstraints:
         if any(len(r) != n for r in rows):
             raise DimensionError(f"each field spanning D needs {n} components, got {[len(r) for r in rows]}.")
         m = len(rows)
-        if m == 0 or _generic_rank(sp.Matrix(rows)) < m:
+        if m == 0 or generic_rank(sp.Matrix(rows)) < m:
             raise DependentConstraintsError(
                 f"the {m} fields given to span D are not linearly independent; give a basis of D."
             )

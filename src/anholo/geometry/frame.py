@@ -22,7 +22,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import determinant, free_symbols, invert, numerically_zero, random_point, tidy
+from .._algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
 from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
 from .vector_field import VectorField
@@ -186,13 +186,6 @@ class Frame:
                 "linear in the velocities cannot define a distribution."
             )
         kappa = omega if base.is_coordinate_frame else (omega * base.vectors.T).applyfunc(tidy)
-        rng = random.Random(11)
-        pts = [random_point(free_symbols(kappa), rng) for _ in range(2)]
-
-        def generic_rank(m):
-            num = m.xreplace(pts[0]).evalf()
-            return sp.Matrix(num).rank(iszerofunc=lambda x: abs(complex(x)) < 1e-10)
-
         if generic_rank(kappa) < k:
             raise DependentConstraintsError(
                 f"the {k} constraint forms are linearly dependent (generic rank "
