@@ -129,3 +129,76 @@ def test_console_script_runs_in_a_subprocess():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Natural accelerations" in proc.stdout
+
+
+# --------------------------------------------------------------------------------------
+# nonholonomic block (issue: Lagrange–d'Alembert dynamics); oracle: the hand-built
+# coordinate multiplier method on the file read with tomllib + sympify
+# --------------------------------------------------------------------------------------
+def _raw_system(example):
+    from oracles import SEED004_FUNCTIONS
+
+    raw = tomllib.loads(example_path(example).read_text())
+    names = {n: sp.Symbol(n, real=True) for n in raw["coordinates"]}
+    names.update({f"{n}_dot": sp.Symbol(f"{n}_dot", real=True) for n in raw["coordinates"]})
+    names.update({n: sp.Symbol(n, positive=True) for n in raw.get("parameters", [])})
+    funcs = {}
+    if raw.get("functions"):
+        r2 = names[raw["coordinates"][1]]
+        funcs = {f: sp.Lambda(r2, sp.sympify(e.replace("^", "**"), locals={"r2": r2}))
+                 for f, e in zip(raw["functions"], SEED004_FUNCTIONS)}
+    parse = lambda text: sp.sympify(text.replace("^", "**"), locals={**names, **funcs}).doit()  # noqa: E731
+    return raw, names, parse
+
+
+CONSTRAINED_EXAMPLES = ["nonholonomic_particle", "vertical_rolling_disk", "knife_edge", "chaplygin_sleigh",
+                        "two_wheeled_carriage", "seed004_class", "sphere_on_turntable", "rolling_disk"]
+
+
+@pytest.mark.parametrize("example", CONSTRAINED_EXAMPLES)
+def test_json_nonholonomic_block_matches_coordinate_multiplier_method(capsys, example):
+    from oracles import constrained_coordinate_solution, point_on_constraints
+
+    code, out, _ = run(capsys, "analyze", example, "--json")
+    assert code == 0
+    block = json.loads(out)["nonholonomic"]
+    raw, names, parse = _raw_system(example)
+    q = [names[n] for n in raw["coordinates"]]
+    u = [names[f"{n}_dot"] for n in raw["coordinates"]]
+    params = [names[n] for n in raw.get("parameters", [])]
+    L = parse(raw["lagrangian"])
+    cons = [parse(c) for c in raw["constraints"]]
+    assert list(block["q_ddot"]) == raw["coordinates"] and len(block["multipliers"]) == len(cons)
+    qdd = [parse(block["q_ddot"][n]) for n in raw["coordinates"]]
+    lam = [parse(e) for e in block["multipliers"]]
+    A = sp.Matrix(cons).jacobian(u)
+    dep = [u[j] for j in range(len(u)) if j >= len(u) - len(cons)]
+    if A[:, len(u) - len(cons):].subs({s: 0.4 for s in q + params}).det() == 0:
+        dep = [u[j] for j in range(len(cons))]
+    for seed in (1, 2):
+        pt = point_on_constraints(q, u, cons, params, dep, seed, low=-1.0, high=1.0)
+        expected_qdd, expected_lam = constrained_coordinate_solution(L, q, u, cons, pt)
+        got = [complex(e.xreplace(pt).evalf(30)) for e in qdd + lam]
+        np.testing.assert_allclose(np.real(got), np.concatenate([expected_qdd, expected_lam]), rtol=1e-8, atol=1e-9)
+    assert block["rank_D"] == len(q) - len(cons) and block["integrable"] is False
+
+
+def test_nonholonomic_text_and_latex(capsys):
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle")
+    assert code == 0
+    assert "D: rank 2 of 3, not integrable" in out and "lambda1 = x_dot*y_dot/(y**2 + 1)" in out
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle", "--latex")
+    assert code == 0 and r"\lambda_{1}" in out and r"\dot{x} \dot{y}" in out
+
+
+@pytest.mark.parametrize("constraint,fragment", [
+    ('"z_dot - x_dot^2"', "not linear in the velocities"),
+    ('"z_dot - y*x_dot", "2*z_dot - 2*y*x_dot"', "linearly dependent"),
+    ('"x - y"', "no velocity terms"),
+])
+def test_bad_constraints_give_one_line_errors(tmp_path, capsys, constraint, fragment):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'name = "bad"\ncoordinates = ["x", "y", "z"]\nlagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2"\n'
+                    f"constraints = [{constraint}]\n")
+    code, out, err = run(capsys, "analyze", str(path))
+    assert code == 2 and fragment in err and "Traceback" not in err and err.count("\n") == 1

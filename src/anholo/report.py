@@ -75,6 +75,25 @@ class Report:
             }
         else:
             out["euler_lagrange"] = {"q_ddot": None, "cartan": s["cartan"].to_dict()}
+        nh = s.get("nonholonomic")
+        if nh is not None:
+            F = nh["frame"]
+            out["nonholonomic"] = {
+                "constraints": [st(c) for c in sys_.constraints],
+                "rank_D": nh["rank_D"],
+                "integrable": nh["integrable"],
+                "affine": nh["affine"],
+                "frame": {
+                    "vectors": [[st(F.vectors[i, A]) for A in range(n)] for i in range(n)],
+                    "structure": [[[st(F.structure[k][i][j]) for j in range(n)] for i in range(n)]
+                                  for k in range(n)],
+                },
+                "quasi_velocities_on_C": [st(e) for e in nh["velocities_on_C"]],
+                "v_dot": [st(e) for e in nh["v_dot"]],
+                "q_ddot": {q.name: st(e) for q, e in nh["q_ddot"].items()},
+                "multipliers": [st(e) for e in nh["multipliers"]],
+                "frame_multipliers": [st(e) for e in nh["mu"]],
+            }
         return out
 
     def to_json(self) -> str:
@@ -113,7 +132,36 @@ class Report:
         else:
             lines.append("  the Lagrangian is singular; general solution of i_G dtheta_L = -dE_L:")
             lines += ["  " + line for line in str(s["cartan"]).splitlines()[1:]]
+        nh = s.get("nonholonomic")
+        if nh is not None:
+            lines += self._nonholonomic_text(nh)
         return "\n".join(lines) + "\n"
+
+    def _nonholonomic_text(self, nh) -> list:
+        sys_ = self.system
+        F, m = nh["frame"], nh["rank_D"]
+        v = sys_.bundle.quasi_velocities
+        head = "Nonholonomic (Lagrange-d'Alembert) dynamics"
+        lines = ["", head, "-" * len(head), "Constraints:"]
+        lines += [f"  {c} = 0" for c in sys_.constraints]
+        kind = "integrable: the constraints are holonomic" if nh["integrable"] else "not integrable (nonholonomic)"
+        lines.append(f"D: rank {m} of {F.dim}, {kind}" + ("; affine constraints" if nh["affine"] else ""))
+        lines.append(f"Adapted frame (X1..X{m} span D):")
+        lines += [f"  X{i + 1} = {F.vector(i)}" for i in range(F.dim)]
+        curv = [(k, i, j, val) for (k, i, j), val in F.nonzero_structure().items()]
+        lines.append("Structure functions R^k_ij (nonzero, i < j):")
+        lines += [f"  R^{k + 1}_{i + 1}{j + 1} = {val}" for k, i, j, val in curv] or ["  none"]
+        on_C = ", ".join(f"{v[m + a]} = {b}" for a, b in enumerate(nh["velocities_on_C"][m:]))
+        lines.append(f"Constraint submanifold C: {on_C}")
+        lines.append("Hamel equations on C  d/dt dL_c/dv^alpha = X_alpha(L_c) - R^k_alpha,j v^j p_k|_C:")
+        lines += [f"  {e.lhs} = {e.rhs}" for e in nh["hamel"]]
+        lines.append("Nonholonomic field on C:")
+        lines += [f"  {d} = {e}" for d, e in zip(sys_.bundle.quasi_velocity_rates, nh["v_dot"])]
+        lines.append("Natural accelerations on C:")
+        lines += [f"  {q.name}_ddot = {e}" for q, e in nh["q_ddot"].items()]
+        lines.append("Multipliers of the constraints as written (E(L) = sum_a lambda_a dphi_a/dq_dot):")
+        lines += [f"  lambda{a + 1} = {e}" for a, e in enumerate(nh["multipliers"])]
+        return lines
 
     # --- LaTeX ----------------------------------------------------------------------
     def to_latex(self) -> str:
@@ -138,6 +186,17 @@ class Report:
             for q, e in s["q_ddot"].items():
                 out[-1] += r" \\"
                 out.append(rf"\ddot{{{latex(q)}}} &= {latex(e)}")
+        nh = s.get("nonholonomic")
+        if nh is not None:
+            for d, e in zip(b.quasi_velocity_rates, nh["v_dot"]):
+                out[-1] += r" \\"
+                out.append(f"{latex(d)} &= {latex(e)}")
+            for q, e in nh["q_ddot"].items():
+                out[-1] += r" \\"
+                out.append(rf"\ddot{{{latex(q)}}}\big|_{{C}} &= {latex(e)}")
+            for a, e in enumerate(nh["multipliers"]):
+                out[-1] += r" \\"
+                out.append(rf"\lambda_{{{a + 1}}} &= {latex(e)}")
         out.append(r"\end{align*}")
         return "\n".join(out) + "\n"
 
@@ -150,7 +209,9 @@ class Report:
 
 
 def analyze(system, *, simplify: bool = False) -> Report:
-    """Frame, structure functions, Hamel equations and Euler–Lagrange field of a system.
+    """Frame, structure functions, Hamel equations and Euler–Lagrange field of a system;
+    with constraints also the nonholonomic field Γ_nh on C, its natural accelerations
+    and the multipliers of the constraints as written (THEORY §4).
 
     For a singular Lagrangian the Euler–Lagrange part is the general solution of
     the Cartan equation (free directions and solvability conditions) instead.
@@ -170,4 +231,24 @@ def analyze(system, *, simplify: bool = False) -> Report:
     else:
         sections["q_ddot"] = None
         sections["cartan"] = L.euler_lagrange_field_cartan()
+    if system.constraints:
+        sections["nonholonomic"] = _nonholonomic_section(system, simplify)
     return Report(system, sections)
+
+
+def _nonholonomic_section(system, simplify: bool) -> dict:
+    """Γ_nh and its multipliers (THEORY §4) for the file's constraints."""
+    nh = system.nonholonomic()
+    field = nh.field()
+    return {
+        "frame": nh.frame,
+        "rank_D": nh.m,
+        "integrable": nh.distribution_is_integrable(),
+        "affine": nh.constraints.is_affine,
+        "velocities_on_C": tuple(_present(e, simplify) for e in nh.velocities_on_C),
+        "hamel": [sp.Eq(_present(e.lhs, simplify), _present(e.rhs, simplify)) for e in nh.constrained_hamel_equations()],
+        "v_dot": [_present(a, simplify) for a in field.accelerations],
+        "q_ddot": {q: _present(e, simplify) for q, e in field.natural_accelerations().items()},
+        "multipliers": [_present(e, simplify) for e in field.coordinate_multipliers()],
+        "mu": [_present(e, simplify) for e in field.multipliers],
+    }
