@@ -328,7 +328,6 @@ def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-1
 
 
 _CANCEL_LIMIT = 60
-_REDUCE_LIMIT = 20000
 
 
 def size_exceeds(expr: sp.Expr, limit: int) -> bool:
@@ -380,12 +379,7 @@ def solve_square(matrix: sp.Matrix, rhs: Sequence, *, seed: int = 20261122) -> t
     if det == 0 or numerically_zero(det, pts):
         return None
     adj = adjugate(M)
-    # Reduce det and the adjugate once (tidy: cancel + sin²+cos²=1) when they are of
-    # moderate size: Laplace expansion of a dense Hessian leaves identities such as
-    # sin²+cos² = 1 unapplied (the carriage: det 3822 ops -> 11), and every later
-    # step (quotients, natural accelerations, reports) works on the reduced form.
-    det_r = tidy(det) if not size_exceeds(det, _REDUCE_LIMIT) else det
-    adj = adj.applyfunc(lambda e: tidy(e) if e != 0 and not size_exceeds(e, _REDUCE_LIMIT // 4) else e)
+    det_r = reduce_if_cheap(det, 4 * _CANCEL_LIMIT)
     return tuple(
         sp.Add(*[reduce_if_cheap(adj[i, j] / det_r) * b[j] for j in range(n) if adj[i, j] != 0 and b[j] != 0])
         for i in range(n)
