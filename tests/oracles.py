@@ -282,3 +282,30 @@ def dependent_velocities(spec, cons, seed=0):
             chosen.append(j)
     assert len(chosen) == len(cons), "constraints not independent"
     return [spec.velocities[j] for j in chosen]
+
+
+def multiplication_rule_solution(L, q, u, constraints, lam, point):
+    """Vakonomic accelerations by the coordinate multiplication rule, built by hand.
+
+    Euler–Lagrange equations of ``L̄ = L + λ_a φ_a(q, u)`` in ``(q, λ)`` with
+    ``ω^a_A = ∂φ_a/∂u^A``:
+
+        W q̈ + ωᵀ λ̇ = F − λ_a (∂ω^a_A/∂q^B u^B − ∂φ_a/∂q^A),   ω q̈ = −(∂φ/∂q)·u,
+
+    ``W = ∂²L/∂u∂u``, ``F = ∂L/∂q − (∂²L/∂u∂q)·u``, solved numerically at ``point``
+    (covering q, u, λ and parameters; on the constraints).  Returns ``(q̈, λ̇)``.
+    """
+    q, u, constraints, lam = list(q), list(u), list(constraints), list(lam)
+    n, k = len(q), len(constraints)
+    _check_affine(constraints, u)
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
+    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n)) for A in range(n)])
+    om = sp.Matrix(k, n, lambda a, A: sp.diff(constraints[a], u[A]))
+    extra = sp.Matrix([sum(lam[a] * (sum(sp.diff(om[a, A], q[B]) * u[B] for B in range(n))
+                                     - sp.diff(constraints[a], q[A])) for a in range(k)) for A in range(n)])
+    rhs_c = sp.Matrix([-sum(sp.diff(c, q[B]) * u[B] for B in range(n)) for c in constraints])
+    K = W.row_join(om.T).col_join(om.row_join(sp.zeros(k, k)))
+    rhs = (F - extra).col_join(rhs_c)
+    sol = np.linalg.solve(_numeric(K, point, "multiplication_rule_solution"),
+                          _numeric(rhs, point, "multiplication_rule_solution").reshape(-1))
+    return sol[:n], sol[n:]

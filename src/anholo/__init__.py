@@ -38,6 +38,9 @@ from .dynamics import (
     Lagrangian,
     NonholonomicField,
     NonholonomicSystem,
+    SectionField,
+    VakonomicField,
+    VakonomicSystem,
     compare_dynamics,
     solve_cartan_equation,
 )
@@ -76,4 +79,7 @@ __all__ = [
     "NonholonomicField",
     "DynamicsComparison",
     "compare_dynamics",
+    "VakonomicSystem",
+    "VakonomicField",
+    "SectionField",
 ]

@@ -3,6 +3,7 @@
 from .cartan import CartanSolution, solve_cartan_equation
 from .lagrangian import HamelEquations, Lagrangian
 from .nonholonomic import DynamicsComparison, NonholonomicField, NonholonomicSystem, compare_dynamics
+from .vakonomic import SectionField, VakonomicField, VakonomicSystem
 
 __all__ = [
     "Lagrangian",
@@ -13,4 +14,7 @@ __all__ = [
     "NonholonomicField",
     "DynamicsComparison",
     "compare_dynamics",
+    "VakonomicSystem",
+    "VakonomicField",
+    "SectionField",
 ]

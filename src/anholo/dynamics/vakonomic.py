@@ -1,0 +1,271 @@
+"""Vakonomic (variational nonholonomic) dynamics in an adapted frame (THEORY §5, seed 004 §4).
+
+The extended Lagrangian ``L̄ = L + λ_a v^a`` on ``D° ×_Q TQ`` (λ_a the components
+of a covector in D° with respect to the coframe ``θ^a``; in coordinates the
+multiplication rule ``L + λ_a θ^a(u)``) is singular; its Euler–Lagrange
+solutions live on C = {v^a = 0}.  On C, for ``Γ̄ = v^β X_β^C + B^i X_i^V + Λ_a ∂/∂λ_a``
+(``Λ_a = dλ_a/dt``), with ``Γ̄(p_j) = v^β X_β(p_j) + B^i g_ij`` and
+``X_j^C(L)|_C = X_j(L) − R^k_jβ v^β p_k``::
+
+    (α)  Γ̄(p_α) − X_α^C(L) + λ_a R^a_αβ v^β = 0
+    (b)  Γ̄(p_b) − X_b^C(L) + Λ_b + λ_a R^a_bβ v^β = 0
+
+The field tangent to C has ``B^a = 0``; then (α) fixes ``B^α`` (L regular w.r.t. D)
+and (b) fixes ``Λ``: this is :meth:`VakonomicSystem.field`, a field on
+``(q, v^α, λ)``.  For a *section* ``λ_a = σ_a(q, v^α)`` the same equations with
+``λ = σ`` give ``Γ_σ`` (Prop. 4), which is tangent to the image of σ iff
+
+    T_b(σ) := Γ_σ(σ_b) + Γ_σ(p_b) − X_b^C(L) + σ_a R^a_bβ v^β = 0  on C.
+
+Only linear constraints are treated here (C a vector subbundle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Sequence
+
+import sympy as sp
+
+from .._algebra import invert, reduce_if_cheap, solve_square, xreplace_dag
+from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
+from .nonholonomic import NonholonomicSystem
+
+__all__ = ["VakonomicSystem", "VakonomicField"]
+
+
+@dataclass(frozen=True, eq=False)
+class VakonomicSystem:
+    """The vakonomic problem of a constrained Lagrangian system (THEORY §5).
+
+    Parameters
+    ----------
+    constrained : NonholonomicSystem
+        L, linear constraints and the adapted frame.
+    multipliers : sequence of Symbol or str, optional
+        Names of the multipliers ``λ_a`` (frame components, w.r.t. ``θ^a``);
+        default ``lambda1, lambda2, …``.
+
+    Raises
+    ------
+    ConstraintError
+        If the constraints are affine (not supported here).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from anholo import Chart, Frame, Lagrangian, NonholonomicSystem
+    >>> chart = Chart("x y z")
+    >>> xd, yd, zd = chart.velocities
+    >>> L = Lagrangian(Frame.coordinate(chart), (xd**2 + yd**2 + zd**2) / 2)
+    >>> vak = VakonomicSystem(NonholonomicSystem(L, ["z_dot - y*x_dot"]))
+    >>> field = vak.field()
+    >>> field.accelerations
+    ((lambda1*v2 - v1*v2*y)/(y**2 + 1), -lambda1*v1)
+    >>> field.multiplier_rates
+    ((-lambda1*v2*y - v1*v2)/(y**2 + 1),)
+    """
+
+    constrained: NonholonomicSystem
+    multipliers: tuple = None
+
+    def __post_init__(self):
+        nh = self.constrained
+        if not isinstance(nh, NonholonomicSystem):
+            raise DimensionError(f"expected a NonholonomicSystem, got {type(nh).__name__}.")
+        if nh.constraints.is_affine:
+            raise ConstraintError(
+                "the vakonomic treatment here needs linear constraints; the constraints are affine "
+                "(θ^a(u) = b^a(q)). Use the coordinate multiplication rule for affine constraints."
+            )
+        k = nh.n - nh.m
+        names = self.multipliers or tuple(f"lambda{a + 1}" for a in range(k))
+        if isinstance(names, str):
+            names = names.replace(",", " ").split()
+        lam = tuple(sp.Symbol(s, real=True) if isinstance(s, str) else s for s in names)
+        if len(lam) != k:
+            raise DimensionError(f"need {k} multiplier symbols (one per constraint), got {len(lam)}.")
+        taken = set(nh.bundle.coordinates) | set(nh.frame.chart.velocities) | set(nh.frame.chart.parameters)
+        if set(lam) & taken:
+            raise DimensionError(f"multiplier names clash with other symbols: {sorted(map(str, set(lam) & taken))}.")
+        object.__setattr__(self, "multipliers", lam)
+
+    @property
+    def m(self) -> int:
+        return self.constrained.m
+
+    @property
+    def n(self) -> int:
+        return self.constrained.n
+
+    @cached_property
+    def _hessian_columns_D(self) -> sp.Matrix:
+        """``g_iβ|_C = ∂(p_i|_C)/∂v^β`` (n × m; for linear constraints restriction and ∂/∂v^β commute)."""
+        nh = self.constrained
+        p, v = nh._momenta_on_C, nh.free_velocities
+        return sp.Matrix(self.n, self.m, lambda i, be: reduce_if_cheap(p[i].diff(v[be]), 400))
+
+    def _equation_terms(self, j: int, lam: Sequence) -> sp.Expr:
+        """``v^β X_β(p_j) − X_j^C(L)|_C + λ_a R^a_jβ v^β`` (everything in (α)/(b) but the B- and Λ-terms)."""
+        nh = self.constrained
+        m = self.m
+        out = nh._along(nh._momenta_on_C[j]) - nh._force_terms(j)
+        for a in range(m, self.n):
+            rv = nh._rv(a, j)
+            if rv != 0 and lam[a - m] != 0:
+                out += lam[a - m] * rv
+        return out
+
+    def _solve(self, lam: Sequence) -> tuple:
+        """``(B^α, Λ_b)`` of the field tangent to C for multiplier values ``lam`` (THEORY §5)."""
+        m, n = self.m, self.n
+        g = self._hessian_columns_D
+        rest = [self._equation_terms(al, lam) for al in range(m)]
+        B = solve_square(self.constrained.hessian_D, [-r for r in rest]) if m else ()
+        if B is None:
+            raise IrregularLagrangianError(
+                "the Lagrangian is not regular with respect to D (g_αβ on C is singular); the vakonomic "
+                "field tangent to C is not determined."
+            )
+        Lam = []
+        for b in range(m, n):
+            gB = sp.Add(*[g[b, be] * B[be] for be in range(m) if g[b, be] != 0])
+            Lam.append(reduce_if_cheap(-(self._equation_terms(b, lam) + gB), 200))
+        return tuple(B), tuple(Lam)
+
+    def field(self) -> "VakonomicField":
+        """The vakonomic field tangent to C on ``(q, v^α, λ)``: ``v̇^α = B^α``, ``λ̇_b = Λ_b`` (Prop. 3 with B^a = 0)."""
+        B, Lam = self._solve(self.multipliers)
+        return VakonomicField(self, B, Lam)
+
+    def section_field(self, sigma: Sequence) -> "SectionField":
+        """``Γ_σ`` for a section ``λ_a = σ_a(q, v^α)`` and its tangency residual ``T(σ)`` (Prop. 4)."""
+        sigma = tuple(sp.sympify(s) for s in sigma)
+        if len(sigma) != self.n - self.m:
+            raise DimensionError(f"a section needs {self.n - self.m} components, got {len(sigma)}.")
+        B, Lam = self._solve(sigma)
+        nh = self.constrained
+        v = nh.free_velocities
+        residual = []
+        for b, s in enumerate(sigma):  # T_b(σ) = Γ_σ(σ_b) − Λ_b(σ)
+            rate = nh._along(s) + sp.Add(*[Bi * s.diff(vi) for Bi, vi in zip(B, v) if Bi != 0])
+            residual.append(reduce_if_cheap(rate - Lam[b], 200))
+        return SectionField(self, sigma, B, tuple(residual))
+
+    def coordinate_multipliers(self) -> tuple:
+        """``λ'`` of the multiplication rule ``L + λ'_a φ_a`` for the constraints as written, in terms of
+        the frame multipliers: ``λ_b = λ'_a M^a_b``, so ``λ' = λ M^{-1}``."""
+        M = self.constrained.form_matrix
+        lam = sp.Matrix([list(self.multipliers)])
+        return tuple(lam if M == sp.eye(M.rows) else lam * invert(M))
+
+
+@dataclass(frozen=True, eq=False)
+class VakonomicField:
+    """The vakonomic field tangent to C, on ``(q, v^α, λ)`` (THEORY §5).
+
+    Attributes
+    ----------
+    accelerations : tuple
+        ``v̇^α = B^α(q, v^α, λ)``.
+    multiplier_rates : tuple
+        ``λ̇_b = Λ_b(q, v^α, λ)`` (frame multipliers).
+    """
+
+    system: VakonomicSystem
+    accelerations: tuple
+    multiplier_rates: tuple
+
+    def natural_accelerations(self, natural: bool = True) -> dict:
+        """``q̈^A = X_α^A v̇^α + v^α v^β X_β(X_α^A)`` on C; in ``(q, q_dot, λ)`` with ``natural=True``."""
+        nh = self.system.constrained
+        X, m = nh.frame.vectors, self.system.m
+        v = nh.free_velocities
+        out = {}
+        for A, q in enumerate(nh.frame.chart.coordinates):
+            acc = sp.Add(*[X[al, A] * self.accelerations[al] for al in range(m) if X[al, A] != 0])
+            acc += sp.Add(*[v[al] * nh._along(X[al, A]) for al in range(m) if not X[al, A].is_number])
+            out[q] = self._to_natural(acc) if natural else acc
+        return out
+
+    def _to_natural(self, expr):
+        nh = self.system.constrained
+        th, u = nh.frame.coframe, nh.frame.chart.velocities
+        sub = {v: sp.Add(*[th[al, A] * u[A] for A in range(nh.n) if th[al, A] != 0])
+               for al, v in enumerate(nh.free_velocities)}
+        return xreplace_dag(expr, sub)
+
+    def in_written_multipliers(self, natural: bool = True) -> tuple:
+        """The field for the multiplication rule ``L + λ'_a φ_a`` with the constraints as written.
+
+        The frame multipliers are ``λ_b = λ'_a M^a_b`` (``M^a_b = ω^a(X_b)``), so
+        ``λ̇' = (Λ − λ' Ṁ) M^{-1}`` with ``Ṁ`` the derivative along the motion.  The
+        symbols ``λ'_a`` are the same Symbols as the frame multipliers.  Returns
+        ``(q_ddot, lambda_dot)``: a dict ``{q^A: q̈^A}`` and a tuple, in
+        ``(q, q_dot, λ')`` with ``natural=True`` (valid on C), else in ``(q, v^α, λ')``.
+        """
+        vak, nh = self.system, self.system.constrained
+        M = sp.Matrix(nh.form_matrix)
+        lam = sp.Matrix([list(vak.multipliers)])
+        qdd = self.natural_accelerations(natural=False)
+        if M == sp.eye(M.rows):
+            rates = tuple(self.multiplier_rates)
+        else:
+            frame_of_written = dict(zip(vak.multipliers, lam * M))
+            qdd = {q: xreplace_dag(e, frame_of_written) for q, e in qdd.items()}
+            Lam = sp.Matrix([[xreplace_dag(e, frame_of_written) for e in self.multiplier_rates]])
+            Mdot = M.applyfunc(nh._along)
+            rates = tuple(reduce_if_cheap(e, 400) for e in (Lam - lam * Mdot) * invert(M))
+        if natural:
+            qdd = {q: self._to_natural(e) for q, e in qdd.items()}
+            rates = tuple(self._to_natural(e) for e in rates)
+        return qdd, rates
+
+    def equations(self) -> list:
+        """``[Eq(v_α_dot, B^α), …, Eq(lambda_b_dot, Λ_b), …]``."""
+        nh = self.system.constrained
+        vdot = nh.bundle.quasi_velocity_rates
+        eqs = [sp.Eq(vdot[al], B) for al, B in enumerate(self.accelerations)]
+        eqs += [sp.Eq(sp.Symbol(f"{l.name}_dot", real=True), r)
+                for l, r in zip(self.system.multipliers, self.multiplier_rates)]
+        return eqs
+
+    def __str__(self):
+        return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations())
+
+    def as_latex(self) -> str:
+        from ..printing import latex
+
+        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        return {
+            "accelerations": [str(a) for a in self.accelerations],
+            "multiplier_rates": [str(a) for a in self.multiplier_rates],
+            "q_ddot": {str(k): str(v) for k, v in self.natural_accelerations().items()},
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class SectionField:
+    """``Γ_σ`` for a section ``λ = σ(q, v^α)`` and its tangency residual (THEORY §5, Prop. 4).
+
+    Attributes
+    ----------
+    section : tuple
+        ``σ_a``.
+    accelerations : tuple
+        ``v̇^α`` of ``Γ_σ``.
+    tangency_residual : tuple
+        ``T_b(σ)``; ``Γ̄`` is tangent to the image of σ iff all vanish on C.
+    """
+
+    system: VakonomicSystem
+    section: tuple
+    accelerations: tuple
+    tangency_residual: tuple
