@@ -151,6 +151,16 @@ def _raw_system(example):
     return raw, names, parse
 
 
+def _dependent(q, u, cons, params):
+    """Velocities the constraints can be solved for (the last ones possible, checked at a point)."""
+    A = sp.Matrix(cons).jacobian(u).subs({s: 0.4 for s in list(q) + list(params)})
+    chosen = []
+    for j in reversed(range(len(u))):
+        if len(chosen) < len(cons) and A[:, chosen + [j]].rank() == len(chosen) + 1:
+            chosen.append(j)
+    return [u[j] for j in sorted(chosen)]
+
+
 CONSTRAINED_EXAMPLES = ["nonholonomic_particle", "vertical_rolling_disk", "knife_edge", "chaplygin_sleigh",
                         "two_wheeled_carriage", "seed004_class", "sphere_on_turntable", "rolling_disk"]
 
@@ -171,10 +181,7 @@ def test_json_nonholonomic_block_matches_coordinate_multiplier_method(capsys, ex
     assert list(block["q_ddot"]) == raw["coordinates"] and len(block["multipliers"]) == len(cons)
     qdd = [parse(block["q_ddot"][n]) for n in raw["coordinates"]]
     lam = [parse(e) for e in block["multipliers"]]
-    A = sp.Matrix(cons).jacobian(u)
-    dep = [u[j] for j in range(len(u)) if j >= len(u) - len(cons)]
-    if A[:, len(u) - len(cons):].subs({s: 0.4 for s in q + params}).det() == 0:
-        dep = [u[j] for j in range(len(cons))]
+    dep = _dependent(q, u, cons, params)
     for seed in (1, 2):
         pt = point_on_constraints(q, u, cons, params, dep, seed, low=-1.0, high=1.0)
         expected_qdd, expected_lam = constrained_coordinate_solution(L, q, u, cons, pt)
@@ -202,3 +209,29 @@ def test_bad_constraints_give_one_line_errors(tmp_path, capsys, constraint, frag
                     f"constraints = [{constraint}]\n")
     code, out, err = run(capsys, "analyze", str(path))
     assert code == 2 and fragment in err and "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("example", ["nonholonomic_particle", "two_wheeled_carriage", "knife_edge"])
+def test_json_vakonomic_block_matches_the_multiplication_rule(capsys, example):
+    """Oracle: Euler–Lagrange equations of L + Σ λ_a φ_a in (q, λ), built by hand (tests/oracles.py)."""
+    from oracles import multiplication_rule_solution, point_on_constraints
+
+    code, out, _ = run(capsys, "analyze", example, "--json")
+    assert code == 0
+    block = json.loads(out)["vakonomic"]
+    raw, names, parse = _raw_system(example)
+    lams = [sp.Symbol(f"lambda{a + 1}", real=True) for a in range(len(raw["constraints"]))]
+    assert block["multipliers"] == [lam.name for lam in lams]
+    names.update({lam.name: lam for lam in lams})
+    q = [names[n] for n in raw["coordinates"]]
+    u = [names[f"{n}_dot"] for n in raw["coordinates"]]
+    params = [names[n] for n in raw.get("parameters", [])]
+    L = parse(raw["lagrangian"])
+    cons = [parse(c) for c in raw["constraints"]]
+    exprs = [parse(block["q_ddot"][n]) for n in raw["coordinates"]] + [parse(e) for e in block["lambda_dot"]]
+    dep = _dependent(q, u, cons, params)
+    pt = point_on_constraints(q, u, cons, params, dep, 3, low=-1.0, high=1.0)
+    pt.update({lam: sp.Float(0.3 + 0.2 * a, 30) for a, lam in enumerate(lams)})
+    qdd, lam_dot = multiplication_rule_solution(L, q, u, cons, lams, pt)
+    got = [complex(e.xreplace(pt).evalf(30)) for e in exprs]
+    np.testing.assert_allclose(np.real(got), np.concatenate([qdd, lam_dot]), rtol=1e-8, atol=1e-9)

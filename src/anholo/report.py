@@ -94,6 +94,13 @@ class Report:
                 "multipliers": [st(e) for e in nh["multipliers"]],
                 "frame_multipliers": [st(e) for e in nh["mu"]],
             }
+        vak = s.get("vakonomic")
+        if vak is not None:
+            out["vakonomic"] = {
+                "multipliers": [lam.name for lam in vak["lambdas"]],
+                "q_ddot": {q.name: st(e) for q, e in vak["q_ddot"].items()},
+                "lambda_dot": [st(e) for e in vak["lambda_dot"]],
+            }
         return out
 
     def to_json(self) -> str:
@@ -161,6 +168,13 @@ class Report:
         lines += [f"  {q.name}_ddot = {e}" for q, e in nh["q_ddot"].items()]
         lines.append("Multipliers of the constraints as written (E(L) = sum_a lambda_a dphi_a/dq_dot):")
         lines += [f"  lambda{a + 1} = {e}" for a, e in enumerate(nh["multipliers"])]
+        vak = self.sections.get("vakonomic")
+        if vak is not None:
+            names = " + ".join(f"{lam}*phi{a + 1}" for a, lam in enumerate(vak["lambdas"]))
+            head = f"Vakonomic dynamics (Euler-Lagrange equations of L + {names}, on C)"
+            lines += ["", head, "-" * len(head)]
+            lines += [f"  {q.name}_ddot = {e}" for q, e in vak["q_ddot"].items()]
+            lines += [f"  {lam}_dot = {e}" for lam, e in zip(vak["lambdas"], vak["lambda_dot"])]
         return lines
 
     # --- LaTeX ----------------------------------------------------------------------
@@ -233,7 +247,22 @@ def analyze(system, *, simplify: bool = False) -> Report:
         sections["cartan"] = L.euler_lagrange_field_cartan()
     if system.constraints:
         sections["nonholonomic"] = _nonholonomic_section(system, simplify)
+        if not sections["nonholonomic"]["affine"]:
+            sections["vakonomic"] = _vakonomic_section(system, simplify)
     return Report(system, sections)
+
+
+def _vakonomic_section(system, simplify: bool) -> dict:
+    """The vakonomic field tangent to C for the multiplication rule L + Σ λ_a φ_a (THEORY §5)."""
+    from .dynamics.vakonomic import VakonomicSystem
+
+    vak = VakonomicSystem(system.nonholonomic())
+    qdd, rates = vak.field().in_written_multipliers()
+    return {
+        "lambdas": vak.multipliers,
+        "q_ddot": {q: _present(e, simplify) for q, e in qdd.items()},
+        "lambda_dot": [_present(e, simplify) for e in rates],
+    }
 
 
 def _nonholonomic_section(system, simplify: bool) -> dict:
