@@ -6,7 +6,7 @@ import re
 
 import sympy as sp
 
-__all__ = ["latex", "symbol_latex_names"]
+__all__ = ["latex", "symbol_latex_names", "EquationDisplay"]
 
 
 def _dot_name(sym: sp.Symbol) -> str | None:
@@ -38,3 +38,18 @@ def latex(expr, **kwargs) -> str:
     names = symbol_latex_names(expr)
     names.update(kwargs.pop("symbol_names", {}))
     return sp.latex(expr, symbol_names=names, **kwargs)
+
+
+class EquationDisplay:
+    """Text and LaTeX renderings of a result from its ``equations()`` (a list of ``Eq``)."""
+
+    def __str__(self):
+        return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations())
+
+    def as_latex(self) -> str:
+        """The equations as a LaTeX ``aligned`` block."""
+        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"

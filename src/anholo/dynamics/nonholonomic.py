@@ -182,6 +182,13 @@ class NonholonomicSystem:
         """``(v^1..v^m, β^1..β^k)``: the quasi-velocities of a motion in C."""
         return self.free_velocities + self.constrained_values
 
+    def to_natural(self, expr) -> sp.Expr:
+        """A function on C in ``(q, v^α)`` written in ``(q, q_dot)``: ``v^α = θ^α_A u^A`` (valid on C)."""
+        th, u = self.frame.coframe, self.frame.chart.velocities
+        sub = {v: sp.Add(*[th[al, A] * u[A] for A in range(self.n) if th[al, A] != 0])
+               for al, v in enumerate(self.free_velocities)}
+        return xreplace_dag(expr, sub)
+
     def distribution_is_integrable(self) -> bool:
         """Frobenius: D is integrable (the constraints are holonomic) iff ``R^a_αβ = 0``."""
         return self.frame.is_D_integrable()
@@ -363,15 +370,8 @@ class NonholonomicField:
         for A, q in enumerate(s.frame.chart.coordinates):
             acc = sp.Add(*[X[i, A] * rates[i] for i in range(s.n) if X[i, A] != 0 and rates[i] != 0])
             acc += sp.Add(*[vC[i] * s._along(X[i, A]) for i in range(s.n) if not X[i, A].is_number and vC[i] != 0])
-            out[q] = self._to_natural(acc) if natural else acc
+            out[q] = self.system.to_natural(acc) if natural else acc
         return out
-
-    def _to_natural(self, expr):
-        s = self.system
-        th, u = s.frame.coframe, s.frame.chart.velocities
-        sub = {v: sp.Add(*[th[al, A] * u[A] for A in range(s.n) if th[al, A] != 0])
-               for al, v in enumerate(s.free_velocities)}
-        return xreplace_dag(expr, sub)
 
     def coordinate_multipliers(self, natural: bool = True) -> tuple:
         """``λ_a`` with ``E_A(L) = Σ_a λ_a ∂φ_a/∂u^A`` for the constraints ``φ_a`` as written.
@@ -383,7 +383,7 @@ class NonholonomicField:
         mu = sp.Matrix([list(self.multipliers)])
         lam = mu if M == sp.eye(M.rows) else mu * invert(M)
         out = tuple(reduce_if_cheap(e, 200) for e in lam)
-        return tuple(self._to_natural(e) for e in out) if natural else out
+        return tuple(self.system.to_natural(e) for e in out) if natural else out
 
     def equations(self) -> list:
         """``[Eq(v_α_dot, Γ^α)]`` for α < m, then ``v_a_dot`` for the constrained velocities if nonzero."""

@@ -30,6 +30,7 @@ import sympy as sp
 
 from .._algebra import invert, reduce_if_cheap, solve_square, xreplace_dag
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
+from ..printing import EquationDisplay
 from .nonholonomic import NonholonomicSystem
 
 __all__ = ["VakonomicSystem", "VakonomicField"]
@@ -162,7 +163,7 @@ class VakonomicSystem:
 
 
 @dataclass(frozen=True, eq=False)
-class VakonomicField:
+class VakonomicField(EquationDisplay):
     """The vakonomic field tangent to C, on ``(q, v^α, λ)`` (THEORY §5).
 
     Attributes
@@ -186,15 +187,8 @@ class VakonomicField:
         for A, q in enumerate(nh.frame.chart.coordinates):
             acc = sp.Add(*[X[al, A] * self.accelerations[al] for al in range(m) if X[al, A] != 0])
             acc += sp.Add(*[v[al] * nh._along(X[al, A]) for al in range(m) if not X[al, A].is_number])
-            out[q] = self._to_natural(acc) if natural else acc
+            out[q] = self.system.constrained.to_natural(acc) if natural else acc
         return out
-
-    def _to_natural(self, expr):
-        nh = self.system.constrained
-        th, u = nh.frame.coframe, nh.frame.chart.velocities
-        sub = {v: sp.Add(*[th[al, A] * u[A] for A in range(nh.n) if th[al, A] != 0])
-               for al, v in enumerate(nh.free_velocities)}
-        return xreplace_dag(expr, sub)
 
     def in_written_multipliers(self, natural: bool = True) -> tuple:
         """The field for the multiplication rule ``L + λ'_a φ_a`` with the constraints as written.
@@ -218,8 +212,8 @@ class VakonomicField:
             Mdot = M.applyfunc(nh._along)
             rates = tuple(reduce_if_cheap(e, 400) for e in (Lam - lam * Mdot) * invert(M))
         if natural:
-            qdd = {q: self._to_natural(e) for q, e in qdd.items()}
-            rates = tuple(self._to_natural(e) for e in rates)
+            qdd = {q: self.system.constrained.to_natural(e) for q, e in qdd.items()}
+            rates = tuple(self.system.constrained.to_natural(e) for e in rates)
         return qdd, rates
 
     def equations(self) -> list:
@@ -230,18 +224,6 @@ class VakonomicField:
         eqs += [sp.Eq(sp.Symbol(f"{l.name}_dot", real=True), r)
                 for l, r in zip(self.system.multipliers, self.multiplier_rates)]
         return eqs
-
-    def __str__(self):
-        return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations())
-
-    def as_latex(self) -> str:
-        from ..printing import latex
-
-        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
-
-    def _repr_latex_(self):
-        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {

@@ -24,6 +24,7 @@ import sympy as sp
 
 from .._algebra import vanishes
 from ..errors import DimensionError
+from ..printing import EquationDisplay
 from .frame import Frame
 from .vector_field import VectorField
 
@@ -334,7 +335,7 @@ class TangentField:
 
 
 @dataclass(frozen=True, eq=False)
-class SecondOrderField:
+class SecondOrderField(EquationDisplay):
     """A second-order field ``Γ = v^i X_i^C + Γ^i X_i^V`` on TQ (THEORY §3).
 
     Along its integral curves ``q̇^A = X_i^A v^i`` and ``v̇^i = Γ^i``.  If the
@@ -406,19 +407,6 @@ class SecondOrderField:
             tuple(sp.simplify(a) for a in self.accelerations),
             tuple(sp.simplify(a) for a in self.extra_rates),
         )
-
-    def __str__(self):
-        return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations())
-
-    def as_latex(self) -> str:
-        """The equations ``v̇^i = Γ^i`` as a LaTeX ``aligned`` block."""
-        from ..printing import latex
-
-        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
-
-    def _repr_latex_(self):
-        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {
