@@ -5,6 +5,8 @@ Lagrangian read straight from the TOML file with tomllib + sympify (not through
 anholo's parser), compared at random numeric points.
 """
 
+import functools
+import io
 import json
 import subprocess
 import sys
@@ -151,6 +153,14 @@ def _raw_system(example):
     return raw, names, parse
 
 
+@functools.lru_cache(maxsize=None)
+def _json_report(example):
+    """``anholo analyze EXAMPLE --json``, run once per example for the tests below."""
+    buffer = io.StringIO()
+    assert main(["analyze", example, "--json"], out=buffer) == 0
+    return buffer.getvalue()
+
+
 def _dependent(q, u, cons, params):
     """Velocities the constraints can be solved for (the last ones possible, checked at a point)."""
     A = sp.Matrix(cons).jacobian(u).subs({s: 0.4 for s in list(q) + list(params)})
@@ -169,9 +179,7 @@ CONSTRAINED_EXAMPLES = ["nonholonomic_particle", "vertical_rolling_disk", "knife
 def test_json_nonholonomic_block_matches_coordinate_multiplier_method(capsys, example):
     from oracles import constrained_coordinate_solution, point_on_constraints
 
-    code, out, _ = run(capsys, "analyze", example, "--json")
-    assert code == 0
-    block = json.loads(out)["nonholonomic"]
+    block = json.loads(_json_report(example))["nonholonomic"]
     raw, names, parse = _raw_system(example)
     q = [names[n] for n in raw["coordinates"]]
     u = [names[f"{n}_dot"] for n in raw["coordinates"]]
@@ -216,9 +224,7 @@ def test_json_vakonomic_block_matches_the_multiplication_rule(capsys, example):
     """Oracle: Euler–Lagrange equations of L + Σ λ_a φ_a in (q, λ), built by hand (tests/oracles.py)."""
     from oracles import multiplication_rule_solution, point_on_constraints
 
-    code, out, _ = run(capsys, "analyze", example, "--json")
-    assert code == 0
-    block = json.loads(out)["vakonomic"]
+    block = json.loads(_json_report(example))["vakonomic"]
     raw, names, parse = _raw_system(example)
     lams = [sp.Symbol(f"lambda{a + 1}", real=True) for a in range(len(raw["constraints"]))]
     assert block["multipliers"] == [lam.name for lam in lams]
