@@ -63,14 +63,23 @@ def _pythagorean_reduce(expr: sp.Expr) -> sp.Expr:
         repl[sp.sin(a)], repl[sp.cos(a)] = S, C
         back[S], back[C] = sp.sin(a), sp.cos(a)
         relations.append((S, C))
-    num, den = sp.fraction(sp.cancel(expr.xreplace(repl)))
+    gens = expr.xreplace(repl)
+    num, den = (sp.expand(gens), sp.S.One) if _is_polynomial(gens) else sp.fraction(sp.cancel(gens))
     for S, C in relations:
         rel = S**2 + C**2 - 1
         if num.has(S):
             num = sp.rem(num, rel, S)
         if den.has(S):
             den = sp.rem(den, rel, S)
+    if den == 1:
+        return sp.expand(num).xreplace(back)
     return sp.cancel(num / den).xreplace(back)
+
+
+def _is_polynomial(expr: sp.Expr) -> bool:
+    """True if ``expr`` is a polynomial in its symbols and function applications (no division,
+    no fractional powers), so that ``expand`` is its ``cancel`` normal form."""
+    return not any(p.exp.is_negative or not p.exp.is_Integer for p in expr.atoms(sp.Pow))
 
 
 def tidy(expr: sp.Expr) -> sp.Expr:
@@ -84,11 +93,10 @@ def tidy(expr: sp.Expr) -> sp.Expr:
     expr = sp.sympify(expr)
     if expr.is_Atom:
         return expr
-    if not expr.has(sp.Function) and not any(
-        p.exp.is_negative or not p.exp.is_Integer for p in expr.atoms(sp.Pow)
-    ):
+    polynomial = _is_polynomial(expr)
+    if polynomial and not expr.has(sp.Function):
         return sp.expand(expr)  # a polynomial: expanding is its normal form, no gcd needed
-    reduced = sp.cancel(expr)
+    reduced = sp.expand(expr) if polynomial else sp.cancel(expr)
     if reduced.has(*_TRIG_HYPER):
         try:
             candidate = _pythagorean_reduce(reduced)
@@ -363,6 +371,8 @@ def reduce_if_cheap(expr: sp.Expr, limit: int = _CANCEL_LIMIT) -> sp.Expr:
     """
     if expr.is_Atom or size_exceeds(expr, 2 * limit):
         return expr
+    if _is_polynomial(expr):
+        return sp.expand(expr)  # what cancel returns for a polynomial, without the gcd machinery
     return sp.cancel(expr)
 
 

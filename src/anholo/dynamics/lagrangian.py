@@ -68,8 +68,10 @@ class Lagrangian:
         if expr.free_symbols & set(self.bundle.chart.velocities):
             # given in natural velocities: rewrite with u = X v and reduce once, on input
             # (e.g. the rigid body's I1*(sin(psi)**2 + cos(psi)**2)*v1**2/2 -> I1*v1**2/2)
+            # In a coordinate frame u = v is a renaming: the user's expression is kept as written.
+            coordinate = self.bundle.frame.is_coordinate_frame
             expr = self.bundle.to_quasi(expr)
-            if not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
+            if not coordinate and not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
                 expr = tidy(expr)
         object.__setattr__(self, "expr", expr)
 
