@@ -1,4 +1,4 @@
-"""The ``anholo`` command line: ``anholo analyze``, ``anholo examples``.
+"""The ``anholo`` command line: ``anholo analyze``, ``anholo examples``, ``anholo simulate``.
 
 Thin by design: it parses arguments, loads a system, calls :func:`anholo.report.analyze`
 and prints.  Every user error is printed as ``anholo: error: …`` (exit status 2),
@@ -55,7 +55,147 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--simplify", action="store_true", help="run sympy.simplify on every reported expression (slow)")
 
     sub.add_parser("examples", help="list the bundled examples", description="List the bundled examples.")
+    _add_simulate_parser(sub)
     return parser
+
+
+_FIELDS = ("euler-lagrange", "nonholonomic", "vakonomic", "chetaev")
+_VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
+
+
+def _add_simulate_parser(sub) -> None:
+    sim = sub.add_parser(
+        "simulate",
+        help="integrate a field of a system and write CSV and/or a figure",
+        description="Integrate the Euler–Lagrange, nonholonomic, vakonomic or Chetaev field of a system from "
+        "initial coordinates and natural velocities (comma-separated, in coordinate order; write "
+        "--q0=-1,2 for values starting with a minus sign). Progress goes to stderr, a summary to stdout.",
+    )
+    sim.add_argument("target", metavar="FILE_OR_EXAMPLE", help="path of a system file, or an example name")
+    sim.add_argument("--field", choices=_FIELDS, default=None,
+                     help="the dynamics (default: nonholonomic for a system with constraints, else euler-lagrange)")
+    sim.add_argument("--q0", required=True, metavar="A,B,...", help="initial coordinates")
+    sim.add_argument("--qdot0", required=True, metavar="A,B,...",
+                     help="initial natural velocities (must satisfy the constraints)")
+    sim.add_argument("--lambda0", default=None, metavar="A,B,...",
+                     help="vakonomic only: initial multipliers of the constraints as written (default 0)")
+    sim.add_argument("--t-end", required=True, type=float, metavar="T", help="integrate over [0, T]")
+    sim.add_argument("--method", default="DOP853",
+                     help="solve_ivp method: DOP853 (default), RK45, RK23, Radau, BDF, LSODA")
+    sim.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
+    sim.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
+    sim.add_argument("--points", type=int, default=1001, help="number of output times (default 1001)")
+    sim.add_argument("--dependent", default=None, metavar="NAMES",
+                     help="solve the constraints for these velocities (comma-separated coordinate names) when "
+                     "building the adapted frame")
+    sim.add_argument("--plot", default=None, metavar="OUT.png", help="save a figure (.png, .pdf or .svg)")
+    sim.add_argument("--csv", default=None, metavar="OUT.csv",
+                     help="write t, coordinates, <coordinate>_dot (and lambda1... for vakonomic runs)")
+    sim.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
+                     metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
+    sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def _join_negative_values(argv):
+    """``--q0 -1,2`` → ``--q0=-1,2`` (argparse would read ``-1,2`` as an option)."""
+    out, items = [], list(argv)
+    for k, item in enumerate(items):
+        if k > 0 and items[k - 1] in _VALUE_OPTIONS and item.startswith("-") and out and out[-1] == items[k - 1]:
+            out[-1] = f"{out[-1]}={item}"
+        else:
+            out.append(item)
+    return out
+
+
+def _numbers(text, what: str, count: int, names) -> list:
+    from .errors import InitialStateError
+    from .io.expressions import parse_expression
+
+    items = [x.strip() for x in text.split(",")] if text.strip() else []
+    if len(items) != count:
+        raise InitialStateError(
+            f"{what}: expected {count} comma-separated values ({', '.join(names)}), got {len(items)}: {text!r}."
+        )
+    out = []
+    for x, name in zip(items, names):
+        expr = parse_expression(x, {}, where=f"{what} ({name})")
+        if not expr.is_number:
+            raise InitialStateError(f"{what} ({name}): {x!r} is not a number.")
+        out.append(float(expr))
+    return out
+
+
+def _cmd_simulate(args, out) -> int:
+    import time
+
+    from .errors import SimulationError
+    from .system import System
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"anholo: {message}", file=sys.stderr, flush=True)
+
+    numeric, symbolic = {}, {}
+    for name, value in args.assignments:
+        try:
+            numeric[name] = float(value)
+        except ValueError:
+            symbolic[name] = value
+    system = System.load(args.target, symbolic)
+    from .numerics import compile_system, from_system, simulate
+
+    field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
+    if args.lambda0 is not None and field != "vakonomic":
+        raise SimulationError(f"--lambda0 is only used with --field vakonomic (this run: {field}).")
+    if args.points < 2:
+        raise SimulationError(f"--points must be at least 2, got {args.points}.")
+    if args.t_end <= 0:
+        raise SimulationError(f"--t-end must be positive, got {args.t_end:g}.")
+    names = [q.name for q in system.chart.coordinates]
+    dependent = None
+    if args.dependent:
+        dependent = [d.strip() for d in args.dependent.split(",") if d.strip()]
+        unknown = [d for d in dependent if d not in names]
+        if unknown:
+            raise SimulationError(f"--dependent: {', '.join(unknown)} not coordinates; use some of {', '.join(names)}.")
+        dependent = [names.index(d) for d in dependent]
+    q0 = _numbers(args.q0, "--q0", len(names), names)
+    qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
+    t0 = time.perf_counter()
+    say(f"deriving the {field} field of {system.name!r} ...")
+    ode = from_system(system, field, dependent=dependent)
+    compiled = compile_system(ode)
+    say(f"derived and compiled in {time.perf_counter() - t0:.2f} s; state ({', '.join(compiled.state_names)})")
+    lambda0 = None
+    if args.lambda0 is not None:
+        lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
+    traj = simulate(compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric, method=args.method,
+                    rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet)
+    say(f"integrated t in [0, {args.t_end:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
+    if args.csv:
+        try:
+            traj.to_csv(args.csv)
+        except OSError as exc:
+            raise SimulationError(f"cannot write {args.csv}: {exc.strerror or exc}.") from exc
+        say(f"wrote {args.csv}")
+    if args.plot:
+        from .plotting import save_figure, summary_figure
+
+        save_figure(summary_figure(traj, title=f"{system.name}: {field}"), args.plot)
+        say(f"wrote {args.plot}")
+    drift = traj.energy_drift()
+    res = traj.constraint_residuals()
+    print(f"{system.name}: {field} field, t in [0, {args.t_end:g}], {len(traj.t)} points", file=out)
+    width = max(len(n) for n in names + list(compiled.multiplier_names)) + 4
+    print(f"  final state (t = {traj.t[-1]:g}):", file=out)
+    for name, q, u in zip(names, traj.q[:, -1], traj.qdot[:, -1]):
+        print(f"    {name.ljust(width)} {q:<22.12g} {(name + '_dot').ljust(width)} {u:.12g}", file=out)
+    for name, lam in zip(compiled.multiplier_names, traj.multipliers[:, -1]):
+        print(f"    {name.ljust(width)} {lam:.12g}", file=out)
+    print(f"  max relative energy drift: {drift.max():.3g}", file=out)
+    if res.size:
+        print(f"  max |constraint residual|: {abs(res).max():.3g}", file=out)
+    return 0
 
 
 def _cmd_examples(args, out) -> int:
@@ -88,10 +228,12 @@ def main(argv=None, out=None) -> int:
     """Entry point of the ``anholo`` console script; returns the exit status."""
     out = out or sys.stdout
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "examples":
             return _cmd_examples(args, out)
+        if args.command == "simulate":
+            return _cmd_simulate(args, out)
         return _cmd_analyze(args, out)
     except AnholoError as exc:
         print(f"anholo: error: {exc}", file=sys.stderr)

@@ -19,6 +19,11 @@ __all__ = [
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
+    "SimulationError",
+    "MissingParameterError",
+    "InitialStateError",
+    "IntegrationError",
+    "PlotError",
 ]
 
 
@@ -72,3 +77,24 @@ class UnknownSymbolError(SystemFileError):
 
 class UnknownExampleError(AnholoError):
     """A name is neither an existing file nor a bundled example."""
+
+
+class SimulationError(AnholoError):
+    """A field cannot be integrated as asked (base class of the numerics errors
+    below; also raised for a field with undefined functions or an unknown option)."""
+
+
+class MissingParameterError(SimulationError):
+    """A parameter has no numerical value: give one (``parameters=`` or ``--set NAME=VALUE``)."""
+
+
+class InitialStateError(SimulationError):
+    """Initial data of the wrong length, or natural velocities that violate the constraints."""
+
+
+class IntegrationError(SimulationError):
+    """The integrator failed (a singular frame or Hessian along the motion, a blow-up)."""
+
+
+class PlotError(AnholoError):
+    """A figure cannot be made or saved (matplotlib missing, an unknown file type)."""

@@ -1,0 +1,442 @@
+"""Compiling a first-order system to fast numerical functions.
+
+:func:`compile_system` turns a :class:`~anholo.numerics.ode.FirstOrderSystem` into
+Python source, generated once and executed once:
+
+* the right-hand side ``F(s)`` as a *factory* ``make_rhs(p)`` that takes the
+  parameter values and returns ``rhs(t, y)`` for :func:`scipy.integrate.solve_ivp`.
+  Parameters are passed as values, never substituted and re-derived: a sweep over
+  parameter values reuses the same compiled code.  Subexpressions that depend on
+  the parameters only are computed once per parameter set (in ``make_rhs``), the
+  remaining common subexpressions once per call (``sympy.cse``); the body works on
+  Python floats with :mod:`math` (``y.tolist()``), which for the small systems of
+  mechanics is faster than numpy scalar arithmetic;
+* vectorised read-outs on arrays of states (numpy): the natural velocities
+  ``q̇(s)``, the multipliers, the map from natural initial data to the state, and
+  functions of ``(q, q̇)`` — energy ``E_L = q̇^A ∂L/∂q̇^A − L``, the constraint
+  functions ``φ_a`` — used by the monitors.
+
+The compiled object pickles as its source, so it can be sent to worker processes
+(:mod:`anholo.numerics.batch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import keyword
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+from sympy.core.function import AppliedUndef
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import PythonCodePrinter
+
+from .._algebra import xreplace_dag
+from ..errors import InitialStateError, MissingParameterError, SimulationError
+from .ode import FirstOrderSystem
+
+__all__ = ["CompiledSystem", "compile_system", "compile_functions"]
+
+_NAMESPACE = {"math": math, "numpy": np, "_array": np.array}
+_CACHE: dict = {}  # source digest -> executed namespace (per process)
+
+
+def _is_time(s: sp.Symbol) -> bool:
+    return s.name == "t"
+
+
+def _check_numeric(exprs, what: str) -> None:
+    undefined = set()
+    for e in exprs:
+        undefined |= {type(a).__name__ for a in e.atoms(AppliedUndef)}
+        if e.has(sp.Derivative):
+            undefined.add("a Derivative")
+    if undefined:
+        raise SimulationError(
+            f"the {what} contains undefined functions ({', '.join(sorted(undefined))}); numerics need concrete "
+            "functions. Write them out in the system file (e.g. anholo.examples.seed004_class([...]) builds a "
+            "member of the seed 004 class with given A_i)."
+        )
+
+
+# --- code generation ----------------------------------------------------------------------------
+class _Names:
+    """Fresh, printable symbols for the arguments of generated functions."""
+
+    def __init__(self):
+        self.mapping: dict = {}
+
+    def add(self, symbols: Sequence, prefix: str) -> list[str]:
+        names = []
+        for i, s in enumerate(symbols):
+            new = sp.Symbol(f"{prefix}{i}", **s.assumptions0)
+            self.mapping[s] = new
+            names.append(new.name)
+        return names
+
+
+def _hoist_constants(exprs: list, constant_symbols: set) -> tuple[list, list]:
+    """Replace maximal subexpressions free of the non-constant symbols by new symbols ``_k<j>``.
+
+    Returns the rewritten expressions and ``[(k_j, subexpression)]``.  In a Mul or
+    Add with mixed arguments the constant arguments are grouped into one.
+    """
+    const: dict = {}
+    order = []
+    stack = [(e, False) for e in exprs]
+    while stack:
+        a, expanded = stack.pop()
+        if a in const:
+            continue
+        if not a.args:
+            const[a] = a.is_Number or a.is_NumberSymbol or a in constant_symbols
+        elif not expanded:
+            stack.append((a, True))
+            stack.extend((c, False) for c in a.args if c not in const)
+        else:
+            const[a] = all(const[c] for c in a.args)
+            order.append(a)
+    hoisted: list = []
+    by_expr: dict = {}
+
+    def hoist(e):
+        if e.is_Number or e.is_Symbol:
+            return e
+        if e not in by_expr:
+            k = sp.Symbol(f"_k{len(hoisted)}", real=True)
+            by_expr[e] = k
+            hoisted.append((k, e))
+        return by_expr[e]
+
+    new: dict = {}
+    for a in order:  # children before parents
+        if const[a]:
+            continue
+        args = []
+        for c in a.args:
+            if not c.args:
+                args.append(c)
+            elif const[c]:
+                args.append(hoist(c))
+            else:
+                args.append(new[c])
+        if a.is_Mul or a.is_Add:
+            consts = [c for c in a.args if const[c]]
+            if len(consts) >= 2 and not all(c.is_Number for c in consts):
+                group = a.func(*[c for c in a.args if const[c]])
+                rest = [x for x, c in zip(args, a.args) if not const[c]]
+                args = [hoist(group)] + rest
+        new[a] = a.func(*args) if any(x is not c for x, c in zip(args, a.args)) or len(args) != len(a.args) else a
+    out = []
+    for e in exprs:
+        if not e.args:
+            out.append(e)
+        elif const[e]:
+            out.append(hoist(e))
+        else:
+            out.append(new[e])
+    return out, hoisted
+
+
+def _lines(assignments, printer) -> list[str]:
+    return [f"{s.name} = {printer.doprint(e)}" for s, e in assignments]
+
+
+def _function_source(fname: str, exprs: Sequence, groups: Sequence, *, vector: bool, factory: bool) -> str:
+    """Source of one generated function.
+
+    ``groups`` is a list of ``(argument name, symbols, role)`` with role ``"state"``,
+    ``"param"``, ``"time"`` or ``"arg"``.  Parameter-only subexpressions are hoisted
+    (into the factory for ``factory=True``, else to the top of the body).
+    """
+    names = _Names()
+    header_params, unpack = [], []
+    param_syms = set()
+    for argname, symbols, role in groups:
+        if role == "time":
+            for s in symbols:
+                names.mapping[s] = sp.Symbol("t", real=True)
+            continue
+        prefix = {"state": "_y", "param": "_p", "arg": "_a"}[role] + (argname if role == "arg" else "")
+        printed = names.add(symbols, prefix)
+        if role == "param":
+            param_syms |= {names.mapping[s] for s in symbols}
+        if printed:
+            target = ", ".join(printed) + ("," if len(printed) == 1 else "")
+            if role == "param":
+                header_params.append(f"{target} = {argname}")
+            elif vector:
+                unpack.append(f"{target} = {argname}")
+            else:
+                unpack.append(f"{target} = {argname}.tolist()")
+    exprs = [xreplace_dag(sp.sympify(e), names.mapping) for e in exprs]
+    exprs, hoisted = _hoist_constants(exprs, param_syms)
+    printer = NumPyPrinter({"fully_qualified_modules": True}) if vector else PythonCodePrinter(
+        {"fully_qualified_modules": True})
+    if hoisted:
+        k_repl, k_exprs = sp.cse([e for _, e in hoisted], symbols=sp.numbered_symbols("_q"), order="none")
+        const_lines = _lines(k_repl, printer) + [f"{k.name} = {printer.doprint(e)}"
+                                                 for (k, _), e in zip(hoisted, k_exprs)]
+    else:
+        const_lines = []
+    repl, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none") if exprs else ([], [])
+    body = _lines(repl, printer)
+    results = "".join(printer.doprint(e) + ", " for e in reduced)
+    ret = f"return ({results})" if vector else f"return _array(({results}))"
+    arglist = [g[0] for g in groups if g[2] != "param"]
+    pargs = [g[0] for g in groups if g[2] == "param"]
+    if factory:
+        lines = [f"def {fname}({', '.join(pargs)}):"] + ["    " + x for x in header_params + const_lines]
+        lines += [f"    def _f({', '.join(arglist)}):"] + ["        " + x for x in unpack + body + [ret]]
+        lines += ["    return _f"]
+    else:
+        lines = [f"def {fname}({', '.join(arglist + pargs)}):"]
+        lines += ["    " + x for x in header_params + const_lines + unpack + body + [ret]]
+    return "\n".join(lines) + "\n"
+
+
+def _execute(source: str) -> dict:
+    key = hashlib.sha256(source.encode()).hexdigest()
+    ns = _CACHE.get(key)
+    if ns is None:
+        ns = dict(_NAMESPACE)
+        exec(compile(source, f"<anholo-compiled-{key[:8]}>", "exec"), ns)
+        _CACHE[key] = ns
+    return ns
+
+
+# --- the compiled system ------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CompiledSystem:
+    """Numerical functions of a :class:`~anholo.numerics.ode.FirstOrderSystem`.
+
+    Attributes
+    ----------
+    kind, name : str
+    source : str
+        The generated Python source (readable; pickled instead of the functions).
+    parameters : tuple of str
+        Parameter names, in the order of parameter vectors.
+    values : dict
+        Default parameter values ``{name: float}``.
+    state_names, coordinate_names, multiplier_names : tuple of str
+    n_inputs : int
+        Number of initial multipliers the user may give (vakonomic: k).
+    ode : FirstOrderSystem or None
+        The symbolic system compiled (not pickled: None in worker processes).
+    """
+
+    kind: str
+    name: str
+    source: str
+    parameters: tuple
+    values: dict
+    state_names: tuple
+    coordinate_names: tuple
+    multiplier_names: tuple
+    n_inputs: int
+    ode: FirstOrderSystem = field(default=None, repr=False)
+    _ns: dict = field(default=None, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_ns", _execute(self.source))
+
+    def __reduce__(self):
+        return (CompiledSystem, (self.kind, self.name, self.source, self.parameters, dict(self.values),
+                                 self.state_names, self.coordinate_names, self.multiplier_names, self.n_inputs))
+
+    @property
+    def dim(self) -> int:
+        return len(self.state_names)
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinate_names)
+
+    # --- parameters ---------------------------------------------------------------------------
+    def parameter_vector(self, values: Mapping | None = None) -> tuple:
+        """Parameter values in order: ``values`` (names or Symbols as keys) over the defaults.
+
+        Raises
+        ------
+        MissingParameterError
+            If a parameter has no value, or ``values`` names an unknown parameter.
+        """
+        given = {}
+        for k, v in (values or {}).items():
+            name = k.name if isinstance(k, sp.Symbol) else str(k)
+            if name not in self.parameters:
+                raise MissingParameterError(
+                    f"{name!r} is not a parameter of this system; its parameters are "
+                    f"{', '.join(self.parameters) or '(none)'}."
+                )
+            given[name] = float(v)
+        merged = {**self.values, **given}
+        missing = [p for p in self.parameters if p not in merged]
+        if missing:
+            raise MissingParameterError(
+                f"no value for the parameter(s) {', '.join(missing)}; give them with parameters={{...}} in "
+                f"Python or --set NAME=VALUE on the command line (or a [values] table in the system file)."
+            )
+        return tuple(merged[p] for p in self.parameters)
+
+    # --- functions ---------------------------------------------------------------------------
+    def rhs(self, p: Sequence) -> callable:
+        """``rhs(t, y)`` (a 1-D float array ``y``) for the parameter vector ``p``."""
+        return self._ns["make_rhs"](tuple(float(x) for x in p))
+
+    def natural_velocities(self, Y, p) -> np.ndarray:
+        """``q̇`` at states ``Y`` (shape ``(dim, N)``); returns ``(n, N)``."""
+        return _stack(self._ns["natural_velocities"](np.asarray(Y, float), p), np.shape(Y)[1:], self.n)
+
+    def multipliers(self, Y, p) -> np.ndarray:
+        """Multipliers at states ``Y``; returns ``(k, N)`` (``k`` = len(multiplier_names))."""
+        return _stack(self._ns["multipliers"](np.asarray(Y, float), p), np.shape(Y)[1:], len(self.multiplier_names))
+
+    def energy(self, Q, U, p) -> np.ndarray:
+        """``E_L(q, q̇) = q̇^A ∂L/∂q̇^A − L`` at natural states (arrays ``(n, N)``)."""
+        return _stack(self._ns["energy"](np.asarray(Q, float), np.asarray(U, float), p), np.shape(Q)[1:], 1)[0]
+
+    def constraint_functions(self, Q, U, p) -> np.ndarray:
+        """``φ_a(q, q̇)`` of the constraints as written; returns ``(k, N)``."""
+        return _stack(self._ns["constraints"](np.asarray(Q, float), np.asarray(U, float), p), np.shape(Q)[1:],
+                      self._ns["_n_constraints"])
+
+    @property
+    def constraint_count(self) -> int:
+        return self._ns["_n_constraints"]
+
+    def initial_state(self, q0: Sequence, qdot0: Sequence, lambda0: Sequence | None = None, p=None,
+                      constraint_tol: float = 1e-9) -> np.ndarray:
+        """The state of natural initial data ``(q0, q̇0[, λ'0])``.
+
+        For constrained fields the velocities must satisfy the constraints:
+        ``max_a |φ_a(q0, q̇0)| ≤ constraint_tol · (1 + max_A |q̇0_A|)`` (default 1e-9);
+        ``λ'0`` (vakonomic: multipliers of the constraints as written) defaults to 0.
+
+        Raises
+        ------
+        InitialStateError
+            Wrong lengths, non-finite values, or velocities that violate the constraints.
+        """
+        p = self.parameter_vector() if p is None else p
+        q0 = _vector(q0, self.n, "q0", self.coordinate_names)
+        u0 = _vector(qdot0, self.n, "qdot0", tuple(f"{c}_dot" for c in self.coordinate_names))
+        if lambda0 is None or len(lambda0) == 0:
+            lam0 = np.zeros(self.n_inputs)
+        elif self.n_inputs == 0:
+            raise InitialStateError(
+                f"initial multipliers (lambda0) are only used by the vakonomic field; this is a {self.kind} field."
+            )
+        else:
+            lam0 = _vector(lambda0, self.n_inputs, "lambda0", self.multiplier_names)
+        if self.constraint_count and self.kind != "euler-lagrange":
+            res = self.constraint_functions(q0[:, None], u0[:, None], p)[:, 0]
+            scale = 1.0 + float(np.max(np.abs(u0))) if len(u0) else 1.0
+            if np.max(np.abs(res)) > constraint_tol * scale:
+                worst = int(np.argmax(np.abs(res)))
+                raise InitialStateError(
+                    f"the initial velocities violate constraint {worst + 1} "
+                    f"({self._ns['_constraint_text'][worst]} = 0): its value is {res[worst]:.3g}, allowed "
+                    f"{constraint_tol:.0e}·(1 + max|q̇0|) = {constraint_tol * scale:.2g}. Give q̇0 on the "
+                    "constraint submanifold (solve the constraints for the dependent velocities)."
+                )
+        s0 = self._ns["initial_state"](q0, u0, lam0, p)
+        return np.array([float(x) for x in s0])
+
+
+def _vector(values, n: int, what: str, names: Sequence) -> np.ndarray:
+    try:
+        arr = np.array([float(x) for x in values], dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InitialStateError(f"{what}: expected {n} numbers ({', '.join(names)}), got {values!r}.") from exc
+    if arr.shape != (n,):
+        raise InitialStateError(
+            f"{what}: expected {n} values, one for each of {', '.join(names)}; got {len(arr)}."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InitialStateError(f"{what}: values must be finite, got {values!r}.")
+    return arr
+
+
+def _stack(results, shape, count: int) -> np.ndarray:
+    if count == 0:
+        return np.zeros((0,) + tuple(shape))
+    return np.array([np.broadcast_to(np.asarray(r, dtype=float), shape) for r in results])
+
+
+def compile_system(system) -> CompiledSystem:
+    """Compile a field (or a :class:`~anholo.numerics.ode.FirstOrderSystem`) to numerical functions.
+
+    Parameters
+    ----------
+    system : FirstOrderSystem or a field of anholo
+        Fields are converted with :func:`~anholo.numerics.ode.first_order_system`.
+
+    Raises
+    ------
+    SimulationError
+        If the expressions contain undefined functions.
+
+    Examples
+    --------
+    The nonholonomic particle (THEORY §9): ``v̇1 = −y v1 v2/(1+y²)``, ``v̇2 = 0``.
+
+    >>> import numpy as np
+    >>> from anholo.system import System
+    >>> from anholo.numerics import compile_system
+    >>> c = compile_system(System.load("nonholonomic_particle").nonholonomic().field())
+    >>> c.state_names
+    ('x', 'y', 'z', 'v1', 'v2')
+    >>> rhs = c.rhs(c.parameter_vector())
+    >>> rhs(0.0, np.array([0.0, 1.0, 0.0, 2.0, 3.0]))  # (ẋ, ẏ, ż, v̇1, v̇2) at y = 1, v = (2, 3)
+    array([ 2.,  3.,  2., -3.,  0.])
+    """
+    from .ode import first_order_system
+
+    ode = system if isinstance(system, FirstOrderSystem) else first_order_system(system)
+    _check_numeric(ode.rates + ode.natural_velocities + ode.multipliers + ode.initial_state, f"{ode.kind} field")
+    q, u = ode.coordinates, ode.velocities
+    times = {s for e in ode.rates for s in e.free_symbols if s == ode.time or _is_time(s)}
+    state = [("y", ode.state, "state"), ("p", ode.parameters, "param")]
+    L = ode.lagrangian
+    energy = sp.Add(*[ui * L.diff(ui) for ui in u]) - L
+    sources = [
+        _function_source("make_rhs", ode.rates, [("t", tuple(times), "time")] + state, vector=False, factory=True),
+        _function_source("natural_velocities", ode.natural_velocities, state, vector=True, factory=False),
+        _function_source("multipliers", ode.multipliers, state, vector=True, factory=False),
+        _function_source("initial_state", ode.initial_state,
+                         [("q", q, "arg"), ("u", u, "arg"), ("lam", ode.multiplier_inputs, "arg"),
+                          ("p", ode.parameters, "param")], vector=True, factory=False),
+        _function_source("energy", [energy], [("q", q, "arg"), ("u", u, "arg"), ("p", ode.parameters, "param")],
+                         vector=True, factory=False),
+        _function_source("constraints", ode.constraints,
+                         [("q", q, "arg"), ("u", u, "arg"), ("p", ode.parameters, "param")], vector=True, factory=False),
+        f"_n_constraints = {len(ode.constraints)}\n_constraint_text = {tuple(str(c) for c in ode.constraints)!r}\n",
+    ]
+    values = {p.name: v for p, v in ode.values.items()}
+    return CompiledSystem(ode.kind, ode.name, "\n".join(sources), tuple(p.name for p in ode.parameters), values,
+                          ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode)
+
+
+def compile_functions(exprs: Sequence, coordinates: Sequence, velocities: Sequence, parameters: Sequence):
+    """Vectorised ``f(Q, U, p)`` for expressions in ``(q, q̇)`` and parameters (used by the monitors).
+
+    Returns a function of arrays ``Q, U`` (shape ``(n, N)``) and a parameter vector,
+    giving an array ``(len(exprs), N)``.
+    """
+    exprs = [sp.sympify(e) for e in exprs]
+    _check_numeric(exprs, "monitored expression")
+    src = _function_source("f", exprs, [("q", tuple(coordinates), "arg"), ("u", tuple(velocities), "arg"),
+                                         ("p", tuple(parameters), "param")], vector=True, factory=False)
+    fn = _execute(src)["f"]
+    count = len(exprs)
+
+    def evaluate(Q, U, p):
+        Q = np.asarray(Q, float)
+        return _stack(fn(Q, np.asarray(U, float), p), Q.shape[1:], count)
+
+    return evaluate
