@@ -46,14 +46,14 @@ class Trajectory:
 
     Attributes
     ----------
-    t : ndarray (N,)
-        Times.
-    states : ndarray (dim, N)
-        The field's state along the motion (``state_names``).
-    q, qdot : ndarray (n, N)
-        Coordinates and natural velocities.
-    multipliers : ndarray (k, N)
-        Multipliers of the constraints as written (nonholonomic: ``E_A(L) = λ_a ∂φ_a/∂q̇^A``;
+    t : ndarray
+        Times, shape ``(N,)``.
+    states : ndarray
+        The field's state along the motion (``state_names``), shape ``(dim, N)``.
+    q, qdot : ndarray
+        Coordinates and natural velocities, shape ``(n, N)``.
+    multipliers : ndarray
+        Shape ``(k, N)``: multipliers of the constraints as written (nonholonomic: ``E_A(L) = λ_a ∂φ_a/∂q̇^A``;
         vakonomic: ``λ'`` of ``L + λ'_a φ_a``); empty for the Euler–Lagrange field.
     system : CompiledSystem
     parameters : dict
