@@ -309,3 +309,94 @@ def multiplication_rule_solution(L, q, u, constraints, lam, point):
     sol = np.linalg.solve(_numeric(K, point, "multiplication_rule_solution"),
                           _numeric(rhs, point, "multiplication_rule_solution").reshape(-1))
     return sol[:n], sol[n:]
+
+
+# ---------------------------------------------------------------------------
+# Nonlinear kinematic constraints (THEORY §8): Chetaev and multiplication rule
+# ---------------------------------------------------------------------------
+
+
+def nonlinear_constrained_solution(L, q, u, constraints, point, forces=None, beta=None, time=None):
+    """Chetaev (or β-) equations for constraints φ(q, u, t) = 0, nonlinear in u, by hand.
+
+    With ``W = ∂²L/∂u∂u``, ``F = ∂L/∂q − (∂²L/∂u∂q)·u − ∂²L/∂u∂t + F_nc``,
+    ``J = ∂φ/∂u`` and ``β`` (default ``J``, the Chetaev rule), solve numerically
+
+        [[W, −βᵀ], [J, 0]] [q̈; λ] = [F; −(∂φ/∂q)·u − ∂φ/∂t],
+
+    i.e. ``E_A(L) = F_nc,A + λ_ν β_νA`` with the differentiated constraints.
+    Returns ``(q̈, λ)`` as numpy arrays.
+    """
+    q, u, constraints = list(q), list(u), list(constraints)
+    n, k = len(q), len(constraints)
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
+    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n))
+                   - (sp.diff(L, u[A], time) if time is not None else 0)
+                   + (sp.sympify(forces[A]) if forces is not None else 0) for A in range(n)])
+    J = sp.Matrix(k, n, lambda a, A: sp.diff(constraints[a], u[A]))
+    B = J if beta is None else sp.Matrix(beta)
+    rhs_c = sp.Matrix([-sum(sp.diff(c, q[C]) * u[C] for C in range(n)) - (sp.diff(c, time) if time is not None else 0)
+                       for c in constraints])
+    K = W.row_join(-B.T).col_join(J.row_join(sp.zeros(k, k)))
+    sol = np.linalg.solve(_numeric(K, point, "nonlinear_constrained_solution"),
+                          _numeric(F.col_join(rhs_c), point, "nonlinear_constrained_solution").reshape(-1))
+    return sol[:n], sol[n:]
+
+
+def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, time=None):
+    """Vakonomic ``E_A(L + λ_ν φ^ν) = 0`` for nonlinear φ, by hand: with ``L̄ = L + λφ``,
+
+        [[∂²L̄/∂u∂u, Jᵀ], [J, 0]] [q̈; λ̇] = [∂L̄/∂q − (∂²L̄/∂u∂q)·u − ∂²L̄/∂u∂t; −(∂φ/∂q)·u − ∂φ/∂t].
+
+    Returns ``(q̈, λ̇)`` at ``point`` (covering q, u, λ, parameters).
+    """
+    q, u, constraints, lam = list(q), list(u), list(constraints), list(lam)
+    n, k = len(q), len(constraints)
+    Lb = L + sum(l * c for l, c in zip(lam, constraints))
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(Lb, u[A], u[B]))
+    F = sp.Matrix([sp.diff(Lb, q[A]) - sum(sp.diff(Lb, u[A], q[B]) * u[B] for B in range(n))
+                   - (sp.diff(Lb, u[A], time) if time is not None else 0) for A in range(n)])
+    J = sp.Matrix(k, n, lambda a, A: sp.diff(constraints[a], u[A]))
+    rhs_c = sp.Matrix([-sum(sp.diff(c, q[C]) * u[C] for C in range(n)) - (sp.diff(c, time) if time is not None else 0)
+                       for c in constraints])
+    K = W.row_join(J.T).col_join(J.row_join(sp.zeros(k, k)))
+    sol = np.linalg.solve(_numeric(K, point, "nonlinear_multiplication_rule_solution"),
+                          _numeric(F.col_join(rhs_c), point, "nonlinear_multiplication_rule_solution").reshape(-1))
+    return sol[:n], sol[n:]
+
+
+def point_on_nonlinear_constraints(q, u, constraints, params, dependent, seed, low=-1.2, high=1.2, extra=()):
+    """A seeded random point on constraints φ(q, u) = 0 (nonlinear allowed): q, parameters, ``extra``
+    symbols and the independent velocities at random, the ``dependent`` velocities by Newton's
+    method (mpmath, 30 digits) from a random start.  Raises ValueError if Newton fails."""
+    import mpmath
+
+    rng = random.Random(seed)
+    for _attempt in range(20):
+        point = {}
+        for s in list(q) + list(extra):
+            point[s] = sp.Float(rng.uniform(low, high), 30)
+        for s in params:
+            point[s] = sp.Float(rng.uniform(0.5, 1.5) if s.is_positive else rng.uniform(low, high), 30)
+        for s in u:
+            if s not in dependent:
+                point[s] = sp.Float(rng.uniform(low, high), 30)
+        if not constraints:
+            return point
+        funcs = [sp.lambdify(list(dependent), sp.sympify(c).xreplace(point), "mpmath") for c in constraints]
+        start = [rng.uniform(0.3, 1.3) * rng.choice((-1, 1)) for _ in dependent]
+        try:
+            with mpmath.workdps(30):
+                if len(funcs) == 1:
+                    root = mpmath.findroot(funcs[0], start[0])
+                else:
+                    root = mpmath.findroot(lambda *z: [f(*z) for f in funcs], start)
+        except (ValueError, ZeroDivisionError):
+            continue
+        vals = [root] if len(dependent) == 1 else list(root)
+        if any(abs(mpmath.im(v)) > 1e-20 for v in vals):
+            continue
+        for s, v in zip(dependent, vals):
+            point[s] = sp.Float(mpmath.re(v), 30)
+        return point
+    raise ValueError("point_on_nonlinear_constraints: Newton's method failed")

@@ -16,6 +16,7 @@ from .errors import (
     SystemFileError,
     UnknownExampleError,
     UnknownSymbolError,
+    UnsolvableConstraintsError,
 )
 from .geometry import (
     Chart,
@@ -59,6 +60,7 @@ __all__ = [
     "SystemFileError",
     "UnknownExampleError",
     "UnknownSymbolError",
+    "UnsolvableConstraintsError",
     "Chart",
     "VectorField",
     "Frame",

@@ -16,6 +16,7 @@ __all__ = [
     "NonlinearConstraintError",
     "DependentConstraintsError",
     "FrameNotAdaptedError",
+    "UnsolvableConstraintsError",
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
@@ -63,6 +64,11 @@ class DependentConstraintsError(ConstraintError):
 class FrameNotAdaptedError(ConstraintError):
     """A frame declared adapted to the constraints is not: its first m vectors
     do not span the constraint distribution D."""
+
+
+class UnsolvableConstraintsError(ConstraintError):
+    """The constraints cannot be solved for the chosen dependent velocities
+    (their Jacobian with respect to them is singular on the constraint set)."""
 
 
 class SystemFileError(AnholoError):

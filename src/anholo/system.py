@@ -88,6 +88,20 @@ class System:
 
         return LinearConstraints.from_expressions(self.chart, self.constraints)
 
+    def kinematic_constraints(self):
+        """The file's constraints as general kinematic constraints ``φ(q, q_dot) = 0``, linear or not
+        (:class:`~anholo.dynamics.kinematic_constraints.KinematicConstraints`, THEORY §8)."""
+        from .dynamics.kinematic_constraints import KinematicConstraints
+
+        return KinematicConstraints(self.chart, self.constraints)
+
+    def chetaev(self):
+        """The Chetaev problem (THEORY §8): L with the file's constraints and Chetaev displacements,
+        in the file's frame (:class:`~anholo.dynamics.chetaev.ChetaevSystem`)."""
+        from .dynamics.chetaev import ChetaevSystem
+
+        return ChetaevSystem(self.lagrangian, self.kinematic_constraints())
+
     def nonholonomic(self, dependent=None):
         """The Lagrange–d'Alembert problem (THEORY §4): L with the file's constraints.
 

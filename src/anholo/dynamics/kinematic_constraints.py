@@ -1,0 +1,506 @@
+"""General kinematic constraints ``φ^ν(q, u, t) = 0`` (THEORY §8; seed 000 §2.2).
+
+k constraints on the natural velocities ``u = q̇``, linear or not, possibly
+depending on time.  They are *independent* if the Jacobian ``∂φ/∂u`` (k × n)
+has rank k **on** the constraint set ``C = {φ = 0}`` (seed 000, condition (9)).
+The rank is taken at points of C, not at generic points of TQ: the three
+components of ``u₁ × u₂ = 0`` (parallel velocities, seed 000 Example 2 (i)) have
+a Jacobian of rank 3 off C but of rank 2 on C, so only two of them are
+independent.  Points of C are found numerically (Gauss–Newton on the
+velocities at random configurations), so every rank is a generic rank on C
+with probability one.
+
+* :class:`KinematicConstraints` — the constraint functions, the rank check, the
+  reduction of a rank-deficient list to an independent subset (with a message),
+  and the choice of dependent velocities ``u^{m+ν}`` with the check
+  ``det(∂φ/∂u_dep) ≠ 0`` on C (seed 000, condition (25)).
+* :class:`CartesianPullback` — constraints stated on particles' Cartesian
+  positions and velocities ``ψ(r, ṙ, t) = 0``, pulled back through
+  ``r_s = r_s(q, t)``, ``ṙ_s = (∂r_s/∂q) u + ∂r_s/∂t`` (seed 000, eqs. (5), (8)–(10)).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from .._algebra import free_symbols, numeric_value, random_point, vanishes
+from ..errors import (
+    ConstraintError,
+    DependentConstraintsError,
+    DimensionError,
+    UnsolvableConstraintsError,
+)
+from ..geometry.chart import Chart, velocity_symbol
+
+__all__ = ["KinematicConstraints", "CartesianPullback"]
+
+_RANK_TOL = 1e-7
+
+
+def _read(chart: Chart, expr, where: str, time=None) -> sp.Expr:
+    """An expression, or a string parsed with the chart's names (and ``t`` if time-dependent)."""
+    if isinstance(expr, str):
+        from ..io.expressions import parse_expression
+
+        names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
+        if time is not None:
+            names[time.name] = time
+        return parse_expression(expr, names, where=where)
+    return sp.sympify(expr)
+
+
+def _velocity_indices(chart: Chart, chosen) -> tuple:
+    """Indices of velocities given as indices, velocity symbols, coordinates or names."""
+    out = []
+    for c in chosen:
+        if isinstance(c, (int, np.integer)) and not isinstance(c, bool):
+            if not 0 <= c < chart.dim:
+                raise DimensionError(f"velocity index {c} out of range 0..{chart.dim - 1}.")
+            out.append(int(c))
+            continue
+        name = c.name if isinstance(c, sp.Symbol) else str(c)
+        for A, (q, u) in enumerate(zip(chart.coordinates, chart.velocities)):
+            if name in (q.name, u.name):
+                out.append(A)
+                break
+        else:
+            raise DimensionError(
+                f"{c!r} is neither a coordinate nor a velocity of the chart {chart.coordinates}; "
+                "name dependent velocities by their coordinate, their velocity symbol or their index."
+            )
+    if len(set(out)) != len(out):
+        raise DimensionError(f"dependent velocities must be distinct, got {list(chosen)}.")
+    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
+class KinematicConstraints:
+    """Constraints ``φ^ν(q, u, t) = 0``, ν = 1..k, in the natural velocities (THEORY §8).
+
+    Parameters
+    ----------
+    chart : Chart
+    expressions : sequence of expressions or strings
+        The functions ``φ^ν`` as written (strings are parsed with the chart's names).
+    time : Symbol, optional
+        The time symbol, if the constraints depend on time explicitly.
+    dropped : tuple, optional
+        Constraints removed from a longer list as dependent (set by :meth:`independent`).
+    note : str, optional
+        Message explaining a reduction (set by :meth:`independent`).
+
+    Raises
+    ------
+    ConstraintError
+        If some ``φ^ν`` contains no velocity (a position-level constraint: give its
+        time derivative, see :meth:`from_positions`).
+    DependentConstraintsError
+        If ``rank ∂φ/∂u < k`` on C; :meth:`independent` reduces such a list instead.
+
+    Examples
+    --------
+    The Appell–Hamel constraint ``ż² = c²(ẋ² + ẏ²)``:
+
+    >>> import sympy as sp
+    >>> chart = Chart("x y z", parameters=[sp.Symbol("c", positive=True)])
+    >>> K = KinematicConstraints(chart, ["z_dot^2 - c^2*(x_dot^2 + y_dot^2)"])
+    >>> K.rank, K.m, K.is_linear
+    (1, 2, False)
+    >>> K.dependent
+    (2,)
+    """
+
+    chart: Chart
+    expressions: tuple
+    time: sp.Symbol = None
+    dropped: tuple = ()
+    note: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            object.__setattr__(self, "chart", Chart(self.chart))
+        chart = self.chart
+        exprs = tuple(_read(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(self.expressions))
+        object.__setattr__(self, "expressions", exprs)
+        k, n = len(exprs), chart.dim
+        if k == 0:
+            raise ConstraintError("no constraints given; use the Lagrangian's Euler–Lagrange field instead.")
+        if k >= n:
+            raise DependentConstraintsError(
+                f"{k} kinematic constraints on a {n}-dimensional configuration space leave no motion; "
+                f"give at most {n - 1} independent constraints."
+            )
+        u = set(chart.velocities)
+        for a, phi in enumerate(exprs):
+            if not phi.free_symbols & u or all(vanishes(phi.diff(ui)) for ui in chart.velocities):
+                raise ConstraintError(
+                    f"constraint {a} ({phi} = 0) contains no velocities: it is a position-level (holonomic) "
+                    "constraint f(q, t) = 0, not a kinematic one. Pass its time derivative df/dt instead "
+                    "(KinematicConstraints.from_positions does this), or eliminate a coordinate."
+                )
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise DimensionError(f"time must be a sympy Symbol, got {self.time!r}.")
+        if self.rank < k:
+            keep = self._independent_rows()
+            raise DependentConstraintsError(
+                f"the {k} constraints are not independent on the constraint set: rank ∂φ/∂q_dot = {self.rank} "
+                f"< {k} at points where all of them hold. Constraints {list(keep)} are independent and imply "
+                f"the others near C; keep those (KinematicConstraints.independent does this for you)."
+            )
+
+    # --- constructors -----------------------------------------------------------------
+    @classmethod
+    def independent(cls, chart: Chart | Sequence, expressions: Sequence, time=None) -> "KinematicConstraints":
+        """The constraints reduced to an independent subset, with a message in :attr:`note`.
+
+        Rows of ``∂φ/∂u`` are kept greedily (in the given order) while they raise the
+        rank on C.  Near the points of C used, the kept constraints define the same
+        set (they have the same rank there); :attr:`dropped` lists the removed ones.
+
+        Examples
+        --------
+        Parallel velocities of two particles, ``u₁ × u₂ = 0`` (seed 000 Example 2 (i)):
+
+        >>> chart = Chart("x1 y1 z1 x2 y2 z2")
+        >>> K = KinematicConstraints.independent(chart, [
+        ...     "y1_dot*z2_dot - z1_dot*y2_dot", "z1_dot*x2_dot - x1_dot*z2_dot",
+        ...     "x1_dot*y2_dot - y1_dot*x2_dot"])
+        >>> K.rank, len(K.dropped)
+        (2, 1)
+        """
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        exprs = tuple(_read(chart, e, f"constraints[{a}]", time) for a, e in enumerate(expressions))
+        probe = object.__new__(cls)
+        for name, val in (("chart", chart), ("expressions", exprs), ("time", time), ("dropped", ()), ("note", "")):
+            object.__setattr__(probe, name, val)
+        if probe.rank == len(exprs):
+            return cls(chart, exprs, time)
+        keep = probe._independent_rows()
+        dropped = tuple(exprs[a] for a in range(len(exprs)) if a not in keep)
+        note = (
+            f"the {len(exprs)} constraints have rank {probe.rank} on the constraint set; kept constraints "
+            f"{list(keep)}, dropped {[str(d) for d in dropped]}: near the points of C the kept ones imply the "
+            "dropped ones (their common zero set may have further components away from C)."
+        )
+        return cls(chart, tuple(exprs[a] for a in keep), time, dropped, note)
+
+    @classmethod
+    def from_positions(cls, chart: Chart | Sequence, functions: Sequence, time=None) -> "KinematicConstraints":
+        """The time derivatives ``ḟ^ν = (∂f^ν/∂q) u + ∂f^ν/∂t`` of position constraints ``f^ν(q, t) = 0``
+        (seed 000, eq. (13)): holonomic constraints in kinematic form."""
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        fs = [_read(chart, f, f"functions[{a}]", time) for a, f in enumerate(functions)]
+        for a, f in enumerate(fs):
+            if f.free_symbols & set(chart.velocities):
+                raise ConstraintError(f"position constraint {a} ({f}) depends on velocities; give f(q, t) only.")
+        return cls(chart, tuple(_total_derivative(chart, f, time) for f in fs), time)
+
+    # --- basic data -------------------------------------------------------------------
+    @property
+    def count(self) -> int:
+        """k, the number of constraints."""
+        return len(self.expressions)
+
+    @property
+    def m(self) -> int:
+        """m = n − k, the number of independent velocities."""
+        return self.chart.dim - self.count
+
+    @cached_property
+    def jacobian(self) -> sp.ImmutableMatrix:
+        """``∂φ^ν/∂u^A`` (k × n): the Chetaev displacement matrix (THEORY §8)."""
+        u = self.chart.velocities
+        return sp.ImmutableMatrix(self.count, len(u), lambda a, A: self.expressions[a].diff(u[A]))
+
+    @cached_property
+    def is_linear(self) -> bool:
+        """True if every ``φ^ν`` is affine in the velocities (zero second derivatives)."""
+        u = self.chart.velocities
+        J = self.jacobian
+        return all(
+            not (J[a, A].free_symbols & set(u)) or all(vanishes(J[a, A].diff(w)) for w in u)
+            for a in range(self.count) for A in range(len(u))
+        )
+
+    @property
+    def is_stationary(self) -> bool:
+        """True if no constraint depends on time explicitly."""
+        return self.time is None or not any(e.has(self.time) for e in self.expressions)
+
+    def symbols(self) -> set:
+        """All symbols of the constraints other than the velocities (q, parameters, t)."""
+        return free_symbols(self.expressions) - set(self.chart.velocities) | set(self.chart.coordinates)
+
+    # --- points of C and ranks ----------------------------------------------------------
+    def points_on_C(self, count: int = 3, seed: int = 2024) -> tuple:
+        """``count`` random points of C as dicts ``{symbol: Float}`` (q, u, parameters, t).
+
+        Configurations and parameters are drawn at random; velocities start at
+        random and are moved onto ``φ = 0`` by Gauss–Newton steps
+        ``u ← u − (∂φ/∂u)⁺ φ`` (minimum-norm, so rank-deficient lists converge too).
+
+        Raises
+        ------
+        ConstraintError
+            If no real point of C is found (e.g. ``ẋ² + 1 = 0``).
+        """
+        if (count, seed) in self._point_cache:
+            return self._point_cache[(count, seed)]
+        rng = random.Random(seed)
+        u = self.chart.velocities
+        base_symbols = self.symbols()
+        J = self.jacobian
+        out = []
+        for _ in range(40 * count):
+            if len(out) == count:
+                break
+            pt = random_point(base_symbols, rng)
+            vel = np.array([rng.uniform(0.3, 1.2) * rng.choice((-1, 1)) for _ in u])
+            for _ in range(60):
+                pt.update({s: sp.Float(float(x), 30) for s, x in zip(u, vel)})
+                f = np.array([numeric_value(e, pt) for e in self.expressions])
+                if np.any(np.isnan(f)) or np.max(np.abs(f.imag)) > 1e-9:
+                    break
+                if np.max(np.abs(f.real)) < 1e-13:
+                    Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(self.count)])
+                    if not np.any(np.isnan(Jn)) and np.max(np.abs(Jn.imag)) < 1e-9:
+                        out.append(dict(pt))
+                    break
+                Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(self.count)])
+                if np.any(np.isnan(Jn)):
+                    break
+                vel = vel - np.linalg.lstsq(Jn.real, f.real, rcond=None)[0]
+        if len(out) < count:
+            raise ConstraintError(
+                "could not find real points where all the constraints hold (Gauss–Newton from random "
+                f"velocities failed); check that {[str(e) for e in self.expressions]} = 0 has real solutions."
+            )
+        self._point_cache[(count, seed)] = tuple(out)
+        return tuple(out)
+
+    @cached_property
+    def _point_cache(self) -> dict:
+        return {}
+
+    def jacobian_at(self, point: Mapping) -> np.ndarray:
+        """``∂φ/∂u`` at a point, as a float array."""
+        J = self.jacobian
+        return np.array([[numeric_value(J[a, A], point).real for A in range(self.chart.dim)]
+                         for a in range(self.count)])
+
+    @cached_property
+    def rank(self) -> int:
+        """Rank of ``∂φ/∂u`` on C (the largest rank at random points of C)."""
+        return max(_numeric_rank(self.jacobian_at(p)) for p in self.points_on_C())
+
+    def _independent_rows(self) -> tuple:
+        best = max(self.points_on_C(), key=lambda p: _numeric_rank(self.jacobian_at(p)))
+        Jn = self.jacobian_at(best)
+        keep: list = []
+        for a in range(self.count):
+            if _numeric_rank(Jn[keep + [a], :]) == len(keep) + 1:
+                keep.append(a)
+        return tuple(keep)
+
+    # --- dependent velocities -------------------------------------------------------------
+    @cached_property
+    def dependent(self) -> tuple:
+        """Indices of default dependent velocities: chosen greedily from the last velocity backwards
+        (seed 000 numbers them ``u^{m+1}..u^n``) so that ``∂φ/∂u_dep`` is invertible on C."""
+        Jn = self.jacobian_at(self.points_on_C()[0])
+        chosen: list = []
+        for A in reversed(range(self.chart.dim)):
+            if len(chosen) == self.count:
+                break
+            if _numeric_rank(Jn[:, chosen + [A]]) == len(chosen) + 1:
+                chosen.append(A)
+        return tuple(sorted(chosen))
+
+    def check_dependent(self, dependent: Sequence) -> tuple:
+        """Validate a choice of dependent velocities; returns their indices (sorted).
+
+        Raises
+        ------
+        UnsolvableConstraintsError
+            If ``det ∂φ/∂u_dep`` vanishes at the points of C (seed 000, condition (25)).
+        DimensionError
+            If the number of dependent velocities is not k.
+        """
+        idx = _velocity_indices(self.chart, dependent)
+        if len(idx) != self.count:
+            raise DimensionError(
+                f"{self.count} constraints need {self.count} dependent velocities, got {len(idx)} ({list(dependent)})."
+            )
+        for p in self.points_on_C():
+            if _numeric_rank(self.jacobian_at(p)[:, list(idx)]) < self.count:
+                names = [self.chart.velocities[A].name for A in idx]
+                raise UnsolvableConstraintsError(
+                    f"the constraints cannot be solved for {names}: det ∂φ/∂({', '.join(names)}) vanishes on the "
+                    f"constraint set. Choose other dependent velocities, e.g. "
+                    f"{[self.chart.velocities[A].name for A in self.dependent]}."
+                )
+        return tuple(sorted(idx))
+
+    def independent_velocities(self, dependent: Sequence | None = None) -> tuple:
+        """Indices of the independent velocities (the complement of ``dependent``)."""
+        dep = self.dependent if dependent is None else self.check_dependent(dependent)
+        return tuple(A for A in range(self.chart.dim) if A not in dep)
+
+    def explicit_solutions(self, dependent: Sequence | None = None) -> tuple:
+        """Branches ``{u_dep: α(q, u_ind, t)}`` of ``φ = 0`` that sympy solves explicitly (may be empty).
+
+        Examples
+        --------
+        >>> KinematicConstraints(Chart("x y z"), ["z_dot - x_dot^2 - y_dot"]).explicit_solutions()
+        ({z_dot: x_dot**2 + y_dot},)
+        """
+        dep = self.dependent if dependent is None else self.check_dependent(dependent)
+        if dep not in self._solution_cache:
+            names = [self.chart.velocities[A] for A in dep]
+            try:
+                sols = sp.solve(list(self.expressions), names, dict=True)
+            except (NotImplementedError, ValueError, TypeError):
+                sols = []
+            out = tuple({d: s[d] for d in names} for s in sols
+                        if set(s) == set(names) and not free_symbols(s.values()) & set(names))
+            self._solution_cache[dep] = out
+        return self._solution_cache[dep]
+
+    @cached_property
+    def _solution_cache(self) -> dict:
+        return {}
+
+    def on_C(self, expr, dependent: Sequence | None = None) -> sp.Expr:
+        """A function on C written in the independent velocities, if the constraints have exactly one
+        explicit branch ``u_dep = α``; otherwise ``expr`` unchanged (valid on C as it stands)."""
+        sols = self.explicit_solutions(dependent)
+        if len(sols) != 1:
+            return sp.sympify(expr)
+        return sp.sympify(expr).xreplace(sols[0])
+
+    # --- rewriting --------------------------------------------------------------------------
+    def point_transformation(self, new_chart: Chart, old_in_new: Mapping) -> "KinematicConstraints":
+        """The same constraints in new coordinates ``q̄`` with ``q = q(q̄)`` or ``q = q(q̄, t)``.
+
+        ``old_in_new`` maps each old coordinate to its expression in the new ones; the
+        velocities transform by ``u = (∂q/∂q̄) ū + ∂q/∂t``.  (Used to test that
+        homogeneity in the velocities is invariant under point transformations,
+        seed 000 Remark 6, and is destroyed by time-dependent ones.)
+        """
+        old_q = self.chart.coordinates
+        missing = [q for q in old_q if q not in old_in_new]
+        if missing:
+            raise DimensionError(f"old_in_new must give every old coordinate; missing {missing}.")
+        sub = {q: sp.sympify(old_in_new[q]) for q in old_q}
+        for q, u in zip(old_q, self.chart.velocities):
+            sub[u] = _total_derivative(new_chart, sub[q], self.time)
+        return KinematicConstraints(new_chart, tuple(e.xreplace(sub) for e in self.expressions), self.time)
+
+    def __str__(self):
+        return "\n".join(f"{e} = 0" for e in self.expressions)
+
+    def to_dict(self) -> dict:
+        return {"expressions": [str(e) for e in self.expressions], "rank": self.rank,
+                "linear": self.is_linear, "dropped": [str(d) for d in self.dropped], "note": self.note}
+
+
+def _numeric_rank(M: np.ndarray) -> int:
+    if M.size == 0:
+        return 0
+    scale = max(1.0, float(np.max(np.abs(M))))
+    return int(np.linalg.matrix_rank(M, tol=_RANK_TOL * scale))
+
+
+def _total_derivative(chart: Chart, f, time=None) -> sp.Expr:
+    """``(∂f/∂q) u + ∂f/∂t``."""
+    f = sp.sympify(f)
+    out = sp.Add(*[f.diff(q) * u for q, u in zip(chart.coordinates, chart.velocities)])
+    if time is not None:
+        out += f.diff(time)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class CartesianPullback:
+    """Particles' Cartesian positions ``r_s(q, t)`` and the pull-back of functions of ``(r, ṙ, t)``.
+
+    Parameters
+    ----------
+    chart : Chart
+        The generalized coordinates q.
+    positions : mapping
+        Cartesian coordinate symbol (e.g. ``x1``) → its expression in ``q`` (and ``t``).
+        The Cartesian velocity of ``x1`` is the symbol ``x1_dot``.
+    time : Symbol, optional
+
+    Examples
+    --------
+    A particle on a plane in polar coordinates, velocity constrained to be radial
+    (``ṙ ∥ r``: ``x ẏ − y ẋ = 0``):
+
+    >>> import sympy as sp
+    >>> r, th = sp.symbols("r theta", positive=True)
+    >>> x, y = sp.symbols("x y", real=True)
+    >>> P = CartesianPullback(Chart([r, th]), {x: r*sp.cos(th), y: r*sp.sin(th)})
+    >>> sp.simplify(P.pull_back(x*sp.Symbol("y_dot", real=True) - y*sp.Symbol("x_dot", real=True)))
+    r**2*theta_dot
+    """
+
+    chart: Chart
+    positions: Mapping
+    time: sp.Symbol = None
+
+    def __post_init__(self):
+        pos = {}
+        for s, e in dict(self.positions).items():
+            s = sp.Symbol(s, real=True) if isinstance(s, str) else s
+            e = sp.sympify(e)
+            if e.free_symbols & set(self.chart.velocities):
+                raise DimensionError(f"the position {s} = {e} depends on velocities; positions are r(q, t).")
+            pos[s] = e
+        object.__setattr__(self, "positions", pos)
+
+    @cached_property
+    def velocities(self) -> dict:
+        """``ṙ`` symbol → ``(∂r/∂q) u + ∂r/∂t``."""
+        return {velocity_symbol(s): _total_derivative(self.chart, e, self.time) for s, e in self.positions.items()}
+
+    def pull_back(self, expr) -> sp.Expr:
+        """A function of ``(r, ṙ, t)`` written in ``(q, u, t)``."""
+        sub = dict(self.positions)
+        sub.update(self.velocities)
+        return sp.sympify(expr).xreplace(sub)
+
+    def constraints(self, expressions: Sequence, independent: bool = False) -> KinematicConstraints:
+        """``φ(q, u, t) = ψ(r(q, t), ṙ(q, u, t), t)`` for Cartesian constraints ``ψ = 0`` (seed 000, eq. (10)).
+
+        With ``independent=True`` a rank-deficient list is reduced (see
+        :meth:`KinematicConstraints.independent`) instead of rejected.
+        """
+        names = {s.name: s for s in list(self.positions) + list(self.velocities)}
+        names.update({p.name: p for p in self.chart.parameters})
+        if self.time is not None:
+            names[self.time.name] = self.time
+        exprs = []
+        for a, e in enumerate(expressions):
+            if isinstance(e, str):
+                from ..io.expressions import parse_expression
+
+                e = parse_expression(e, names, where=f"constraints[{a}]")
+            exprs.append(self.pull_back(e))
+        make = KinematicConstraints.independent if independent else KinematicConstraints
+        return make(self.chart, tuple(exprs), self.time)
+
+    def kinetic_energy(self, masses: Mapping) -> sp.Expr:
+        """``T = ½ Σ m_c ċ²`` over the Cartesian coordinates c, with ``masses`` {c: m_c}."""
+        out = sp.S.Zero
+        for s, m in masses.items():
+            s = sp.Symbol(s, real=True) if isinstance(s, str) else s
+            out += sp.sympify(m) * self.velocities[velocity_symbol(s)] ** 2 / 2
+        return out
