@@ -1,6 +1,5 @@
 """Figures are written as valid PNG/PDF files (oracle: the files' magic bytes), errors are messages."""
 
-import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")

@@ -23,7 +23,6 @@ The compiled object pickles as its source, so it can be sent to worker processes
 from __future__ import annotations
 
 import hashlib
-import keyword
 import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence

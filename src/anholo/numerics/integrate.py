@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np

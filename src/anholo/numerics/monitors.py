@@ -18,7 +18,6 @@ whatever the field's state, so they mean the same for every field:
 
 from __future__ import annotations
 
-from typing import Sequence
 
 import numpy as np
 import sympy as sp

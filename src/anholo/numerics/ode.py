@@ -39,7 +39,7 @@ from typing import Mapping
 
 import sympy as sp
 
-from .._algebra import invert, tidy, xreplace_dag
+from .._algebra import invert, tidy
 from ..errors import DimensionError
 
 __all__ = [
