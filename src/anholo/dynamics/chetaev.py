@@ -430,11 +430,12 @@ class ChetaevField(EquationDisplay):
         return self.system.bundle
 
     def __call__(self, f) -> sp.Expr:
-        """``Γ(f)`` for f in ``(q, v, t)`` or ``(q, q_dot, t)``: the time derivative along motions."""
+        """``Γ(f)`` for f in ``(q, v, t)`` or ``(q, q_dot, t)``: the time derivative along motions
+        (in the same velocities as f; valid on C)."""
         b = self.bundle
         f = sp.sympify(f)
         if f.free_symbols & set(b.chart.velocities):
-            f = b.to_quasi(f)
+            return _to_natural(b, self(b.to_quasi(f)))
         X, v = b.frame.vectors, b.quasi_velocities
         out = sp.Add(*[X[i, A] * v[i] * f.diff(q) for A, q in enumerate(b.chart.coordinates)
                        for i in range(b.dim) if X[i, A] != 0])

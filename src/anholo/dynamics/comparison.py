@@ -63,7 +63,7 @@ def _vanishes_on_C(expr, constraints: KinematicConstraints, extra: Sequence = ()
     rng = random.Random(77)
     for p in constraints.points_on_C():
         pt = dict(p)
-        pt.update(random_point(set(extra), rng))
+        pt.update(random_point(set(extra) | (expr.free_symbols - set(p)), rng))
         val = numeric_value(expr, pt)
         if val != val or abs(val) > tol:
             return False

@@ -92,7 +92,10 @@ def vanishes_on_C(expr, constraints: KinematicConstraints, tol: float = 1e-8) ->
     expr = sp.sympify(expr)
     if expr == 0:
         return True
+    rng = random.Random(43)
     for p in constraints.points_on_C():
+        p = dict(p)
+        p.update(random_point(expr.free_symbols - set(p), rng))  # symbols C does not involve
         val = numeric_value(expr, p)
         if val != val or abs(val) > tol:
             return False

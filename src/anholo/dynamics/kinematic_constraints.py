@@ -234,8 +234,10 @@ class KinematicConstraints:
         return self.time is None or not any(e.has(self.time) for e in self.expressions)
 
     def symbols(self) -> set:
-        """All symbols of the constraints other than the velocities (q, parameters, t)."""
-        return free_symbols(self.expressions) - set(self.chart.velocities) | set(self.chart.coordinates)
+        """All symbols of the constraints other than the velocities, with the chart's coordinates and
+        parameters (q, parameters, t)."""
+        return (free_symbols(self.expressions) - set(self.chart.velocities)) | set(self.chart.coordinates) \
+            | set(self.chart.parameters)
 
     # --- points of C and ranks ----------------------------------------------------------
     def points_on_C(self, count: int = 3, seed: int = 2024) -> tuple:
