@@ -15,6 +15,7 @@ spanning D (``Frame.rank_D = m``).  Frobenius: D is integrable iff
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -53,6 +54,63 @@ def _check_nonsingular(chart: Chart, mat: sp.Matrix, what: str) -> sp.Expr:
             "linearly dependent. Replace a dependent row so the rows are independent."
         )
     return det
+
+
+_MAX_DEPENDENT_CANDIDATES = 40
+
+
+def _dependent_indices(kappa: sp.Matrix, chart: Chart) -> list:
+    """Base indices P to solve the constraints ``κ^a_j w^j = 0`` for (adapted frames).
+
+    Preference: a block ``κ^a_P`` whose determinant does not depend on the
+    coordinates (then solving introduces no singularity: ``ż − y ẋ`` is solved for
+    ``ż``, the rolling constraints ``ẋ = R cos θ φ̇, ẏ = R sin θ φ̇`` for ``ẋ, ẏ``),
+    the last such indices first; failing that (or when there are too many
+    candidates to try), the last indices whose block is invertible.
+    """
+    k, n = kappa.shape
+    coords = set(chart.coordinates)
+    fallback = []
+    for c in reversed(range(n)):  # the last invertible choice, greedily
+        trial = fallback + [c]
+        if generic_rank(kappa[:, trial]) == len(trial):
+            fallback = trial
+        if len(fallback) == k:
+            break
+    fallback = sorted(fallback)
+    if k > 3 or sp.binomial(n, k) > _MAX_DEPENDENT_CANDIDATES:
+        return fallback
+    for combo in itertools.combinations(reversed(range(n)), k):
+        cols = sorted(combo)
+        block = kappa[:, cols]
+        if block.free_symbols & coords:
+            det = tidy(determinant(block))
+            if det == 0 or det.free_symbols & coords:
+                continue
+        if generic_rank(block) == k:
+            return cols
+    return fallback
+
+
+def _clear_position_denominators(row: list, chart: Chart) -> tuple:
+    """Multiply a D vector by the denominators of its components that depend on q.
+
+    ``∂x + tan θ ∂y`` becomes ``cos θ ∂x + sin θ ∂y``: same span, no singularity
+    where cos θ = 0 (the frame's D part stays regular where the constraints are).
+    Returns ``(row, rescaled)``.
+    """
+    coords = set(chart.coordinates)
+    factor = sp.S.One
+    for e in row:
+        if e.is_number or not (e.free_symbols & coords):
+            continue
+        den = sp.fraction(sp.cancel(e))[1]
+        den_q = sp.Mul(*[f for f in sp.Mul.make_args(den) if f.free_symbols & coords])
+        if den_q != 1:
+            factor = sp.lcm(factor, den_q)
+    if factor == 1:
+        return row, False
+    return [tidy(e * factor) for e in row], True
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,6 +216,14 @@ class Frame:
         forms normalised; ``η`` is the base coframe).  Example, coordinate base:
         ``dz − y dx`` gives ``X1 = ∂x + y ∂z, X2 = ∂y, X3 = ∂z``.
 
+        When P is chosen automatically, indices whose block ``κ^a_P`` has a
+        determinant free of the coordinates are preferred (no singularity is
+        introduced by solving), and a ``X_α`` whose components still have
+        q-dependent denominators is multiplied by them: the knife edge
+        ``sin θ ẋ − cos θ ẏ = 0`` gives ``X1 = cos θ ∂x + sin θ ∂y`` rather than
+        ``∂x + tan θ ∂y`` (then ``θ^α`` is no longer ``η^α``; the coframe is the
+        inverse).  An explicit ``dependent`` keeps the form above exactly.
+
         Raises
         ------
         DependentConstraintsError
@@ -206,40 +272,42 @@ class Frame:
                     "choose dependent ones whose block of the constraint matrix is invertible."
                 )
         else:
-            cols = []
-            for c in reversed(range(n)):  # prefer the last coordinates as dependent
-                trial = cols + [c]
-                if generic_rank(kappa[:, trial]) == len(trial):
-                    cols = trial
-                if len(cols) == k:
-                    break
-            cols = sorted(cols)
+            cols = _dependent_indices(kappa, chart)
         free = [c for c in range(n) if c not in cols]
         block_inv = invert(kappa[:, cols])
         normalised = (block_inv * kappa).applyfunc(tidy)  # θ^a rows in the base coframe
         coeff = -normalised[:, free]  # w^P = coeff * w^free
         P = []  # row i: X_i in the base frame
+        rescaled = False
         for j, f in enumerate(free):
             row = [sp.S.Zero] * n
             row[f] = sp.S.One
             for a, p in enumerate(cols):
                 row[p] = coeff[a, j]
+            if dependent is None:  # automatic choice: keep the D part regular where D is
+                row, scaled = _clear_position_denominators(row, chart)
+                rescaled = rescaled or scaled
             P.append(row)
         for p in cols:
             row = [sp.S.Zero] * n
             row[p] = sp.S.One
             P.append(row)
-        Q = []  # row i: θ^i in the base coframe
-        for f in free:
-            row = [sp.S.Zero] * n
-            row[f] = sp.S.One
-            Q.append(row)
-        Q.extend(normalised.tolist())
-        P, Q = sp.Matrix(P), sp.Matrix(Q)
+        P = sp.Matrix(P)
+        if rescaled:
+            Q = None  # the coframe of the rescaled frame: by inversion in the constructor
+        else:
+            Q = []  # row i: θ^i in the base coframe
+            for f in free:
+                row = [sp.S.Zero] * n
+                row[f] = sp.S.One
+                Q.append(row)
+            Q.extend(normalised.tolist())
+            Q = sp.Matrix(Q)
         if not base.is_coordinate_frame:
             P = (P * base.vectors).applyfunc(tidy)
-            Q = (Q * base.coframe).applyfunc(tidy)
-        return cls(chart, sp.ImmutableMatrix(P), rank_D=len(free), coframe=sp.ImmutableMatrix(Q))
+            Q = None if Q is None else (Q * base.coframe).applyfunc(tidy)
+        return cls(chart, sp.ImmutableMatrix(P), rank_D=len(free),
+                   coframe=None if Q is None else sp.ImmutableMatrix(Q))
 
     @property
     def is_coordinate_frame(self) -> bool:
