@@ -34,12 +34,11 @@ field for nonlinear constraints, THEORY §8).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Mapping
 
 import sympy as sp
 
-from .._algebra import invert, tidy
+from .._algebra import invert
 from ..errors import DimensionError
 
 __all__ = [
@@ -304,31 +303,17 @@ def first_order_system(field_, *, lagrangian=None, values: Mapping | None = None
 
 # --- choosing a frame that is regular along motions -------------------------------------------------
 def regular_nonholonomic(system, dependent=None):
-    """The nonholonomic problem of a :class:`~anholo.system.System` in a frame good for integration.
+    """The nonholonomic problem of a :class:`~anholo.system.System`, in a frame good for integration.
 
-    The state ``(q, v^α)`` is only as good as the adapted frame: a frame built by
-    solving the constraints for dependent velocities whose block of the constraint
-    matrix has a determinant vanishing somewhere (e.g. ``R cos θ`` for the vertical
-    disk solved for ``ẏ, φ̇``) is singular there.  Unless ``dependent`` is given or
-    the file's frame is already adapted, this picks dependent velocities whose block
-    has a *constant* nonzero determinant if there are such (``ẋ, ẏ`` for the rolling
-    disks: the frame ``∂θ, ∂φ + R cos θ ∂x + R sin θ ∂y`` is regular everywhere), and
-    otherwise the library's default choice.
+    The state ``(q, v^α)`` is only as good as the adapted frame.  The library's
+    default adapted frame (:meth:`~anholo.geometry.frame.Frame.adapted_to_constraints`)
+    already avoids the usual singularities: it prefers dependent velocities whose
+    block of the constraint matrix has a constant determinant (``ẋ, ẏ`` for the
+    rolling disks: ``∂θ, ∂φ + R cos θ ∂x + R sin θ ∂y``) and clears q-dependent
+    denominators of the D vectors (knife edge: ``cos θ ∂x + sin θ ∂y``).  Given
+    ``dependent`` velocities are honoured as they are.
     """
-    from ..dynamics.nonholonomic import NonholonomicSystem
-
-    cons = system.linear_constraints()
-    L = system.lagrangian
-    if dependent is None and not cons.is_adapted(system.frame):
-        kappa = cons.form_values(system.frame)
-        k, n = kappa.rows, kappa.cols
-        coords = set(system.chart.coordinates)
-        for cols in combinations(reversed(range(n)), k):
-            det = tidy(kappa[:, sorted(cols)].det(method="berkowitz")) if k > 1 else kappa[0, cols[0]]
-            if det != 0 and not (det.free_symbols & coords):
-                dependent = sorted(cols)
-                break
-    return NonholonomicSystem(L, cons, dependent=dependent)
+    return system.nonholonomic(dependent=dependent)
 
 
 def from_system(system, field: str = "nonholonomic", *, dependent=None) -> FirstOrderSystem:
