@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--simplify", action="store_true", help="run sympy.simplify on every reported expression (slow)")
 
     sub.add_parser("examples", help="list the bundled examples", description="List the bundled examples.")
+    _add_compare_parser(sub)
     _add_simulate_parser(sub)
     return parser
 
@@ -224,6 +225,39 @@ def _cmd_analyze(args, out) -> int:
     return 0
 
 
+def _add_compare_parser(sub) -> None:
+    cmp = sub.add_parser(
+        "compare",
+        help="Chetaev/nonholonomic versus vakonomic dynamics of a constrained system, side by side",
+        description="Compare the Chetaev (Lagrange-d'Alembert) and vakonomic equations of a system with "
+        "constraints: accelerations, their difference at the same state, Frobenius data, where they agree.",
+    )
+    cmp.add_argument("target", metavar="FILE_OR_EXAMPLE", help="path of a system file, or an example name")
+    cmp.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    cmp.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
+                     metavar="NAME=VALUE", help="substitute a parameter value first (repeatable)")
+
+
+def _cmd_compare(args, out) -> int:
+    import json
+
+    from .dynamics.comparison import compare_methods
+    from .errors import ConstraintError
+    from .system import System
+
+    system = System.load(args.target, dict(args.assignments))
+    if not system.constraints:
+        raise ConstraintError(f"{args.target} has no constraints; add a 'constraints' field to compare methods.")
+    result = compare_methods(system.lagrangian, system.kinematic_constraints())
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False), file=out)
+    else:
+        print(system.name, file=out)
+        print("=" * len(system.name), file=out)
+        print(result.to_text(), file=out, end="")
+    return 0
+
+
 def main(argv=None, out=None) -> int:
     """Entry point of the ``anholo`` console script; returns the exit status."""
     out = out or sys.stdout
@@ -232,6 +266,8 @@ def main(argv=None, out=None) -> int:
     try:
         if args.command == "examples":
             return _cmd_examples(args, out)
+        if args.command == "compare":
+            return _cmd_compare(args, out)
         if args.command == "simulate":
             return _cmd_simulate(args, out)
         return _cmd_analyze(args, out)

@@ -94,6 +94,18 @@ class Report:
                 "multipliers": [st(e) for e in nh["multipliers"]],
                 "frame_multipliers": [st(e) for e in nh["mu"]],
             }
+        ch = s.get("chetaev")
+        if ch is not None:
+            out["chetaev"] = {
+                "constraints": [st(c) for c in sys_.constraints],
+                "rank": ch["rank"],
+                "dependent_velocities": [u.name for u in ch["dependent"]],
+                "homogeneity_degrees": [None if d is None else st(d) for d in ch["degrees"]],
+                "alpha_bar_minus_alpha": [st(e) for e in ch["alpha_bar_minus_alpha"]],
+                "q_ddot": {q.name: st(e) for q, e in ch["q_ddot"].items()},
+                "multipliers": [st(e) for e in ch["multipliers"]],
+                "energy_conserved": ch["energy_conserved"],
+            }
         vak = s.get("vakonomic")
         if vak is not None:
             out["vakonomic"] = {
@@ -142,7 +154,27 @@ class Report:
         nh = s.get("nonholonomic")
         if nh is not None:
             lines += self._nonholonomic_text(nh)
+        if s.get("chetaev") is not None:
+            lines += self._chetaev_text(s["chetaev"])
         return "\n".join(lines) + "\n"
+
+    def _chetaev_text(self, ch) -> list:
+        sys_ = self.system
+        head = "Chetaev dynamics (nonlinear constraints, virtual displacements dphi/dq_dot . dq = 0)"
+        lines = ["", head, "-" * len(head), "Constraints:"]
+        for c, d in zip(sys_.constraints, ch["degrees"]):
+            kind = f"homogeneous of degree {d}" if d is not None else "not homogeneous"
+            lines.append(f"  {c} = 0   ({kind} in the velocities)")
+        lines.append(f"Rank on C: {ch['rank']}; dependent velocities: {', '.join(u.name for u in ch['dependent'])}")
+        lines.append("alpha_bar - alpha: " + ", ".join(str(e) for e in ch["alpha_bar_minus_alpha"]))
+        lines.append("Equations E_A(L) = sum_nu lambda_nu dphi_nu/dq_dot_A, phi = 0:")
+        lines += [f"  {e.lhs} = {e.rhs}" for e in ch["equations"]]
+        lines.append("Natural accelerations on C:")
+        lines += [f"  {q.name}_ddot = {e}" for q, e in ch["q_ddot"].items()]
+        lines.append("Multipliers of the constraints as written:")
+        lines += [f"  lambda{a + 1} = {e}" for a, e in enumerate(ch["multipliers"])]
+        lines.append("Energy conserved: " + ("yes" if ch["energy_conserved"] else "no (the constraint forces do work)"))
+        return lines
 
     def _nonholonomic_text(self, nh) -> list:
         sys_ = self.system
@@ -211,6 +243,14 @@ class Report:
             for a, e in enumerate(nh["multipliers"]):
                 out[-1] += r" \\"
                 out.append(rf"\lambda_{{{a + 1}}} &= {latex(e)}")
+        ch = s.get("chetaev")
+        if ch is not None:
+            for q, e in ch["q_ddot"].items():
+                out[-1] += r" \\"
+                out.append(rf"\ddot{{{latex(q)}}}\big|_{{C}} &= {latex(e)}")
+            for a, e in enumerate(ch["multipliers"]):
+                out[-1] += r" \\"
+                out.append(rf"\lambda_{{{a + 1}}} &= {latex(e)}")
         out.append(r"\end{align*}")
         return "\n".join(out) + "\n"
 
@@ -245,11 +285,44 @@ def analyze(system, *, simplify: bool = False) -> Report:
     else:
         sections["q_ddot"] = None
         sections["cartan"] = L.euler_lagrange_field_cartan()
-    if system.constraints:
+    if system.constraints and not _linear_constraints(system):
+        sections["chetaev"] = _chetaev_section(system, simplify)
+    elif system.constraints:
         sections["nonholonomic"] = _nonholonomic_section(system, simplify)
         if not sections["nonholonomic"]["affine"]:
             sections["vakonomic"] = _vakonomic_section(system, simplify)
     return Report(system, sections)
+
+
+def _linear_constraints(system) -> bool:
+    """True if the file's constraints are linear or affine in the velocities (THEORY §4)."""
+    from .errors import NonlinearConstraintError
+
+    try:
+        system.linear_constraints()
+    except NonlinearConstraintError:
+        return False
+    return True
+
+
+def _chetaev_section(system, simplify: bool) -> dict:
+    """Chetaev equations for nonlinear constraints (THEORY §8): q̈ and the multipliers of the
+    constraints as written, with the homogeneity diagnostics of seed 000."""
+    from .dynamics.diagnostics import alpha_bar_minus_alpha, energy_balance, homogeneity_degree
+
+    ch = system.chetaev()
+    C = ch.constraints
+    field = ch.field()
+    return {
+        "rank": C.rank,
+        "dependent": [system.chart.velocities[A] for A in C.dependent],
+        "degrees": [homogeneity_degree(e, system.chart.velocities) for e in C.expressions],
+        "alpha_bar_minus_alpha": [_present(e, simplify) for e in alpha_bar_minus_alpha(C)],
+        "equations": ch.equations_with_multipliers(),
+        "q_ddot": {q: _present(C.on_C(e), simplify) for q, e in field.natural_accelerations().items()},
+        "multipliers": [_present(C.on_C(e), simplify) for e in field.natural_multipliers()],
+        "energy_conserved": energy_balance(field).conserved,
+    }
 
 
 def _vakonomic_section(system, simplify: bool) -> dict:

@@ -86,6 +86,14 @@ LINEAR = [name for name in example_names()
           if resolve_system(name).constraints and System.load(name).kinematic_constraints().is_linear]
 
 
+NONLINEAR = [name for name in example_names() if resolve_system(name).constraints and name not in LINEAR]
+
+
+@pytest.mark.parametrize("name", NONLINEAR)
+def test_bundled_nonlinear_examples_match_hand_oracle(name):
+    assert_matches_hand_oracle(System.load(name).chetaev(), seeds=(1, 2))
+
+
 @pytest.mark.parametrize("name", LINEAR + ["n_trailer_1"])
 def test_linear_catalogue_chetaev_equals_nonholonomic_and_oracle(name):
     spec = n_trailer(1) if name == "n_trailer_1" else resolve_system(name)

@@ -289,3 +289,51 @@ def test_sphere_on_turntable_vakonomic_matches_oracle_and_seed002_221_is_not_a_s
     assert all(abs(sp.N(cn.xreplace(pt))) < 1e-20 for cn in S.constraints)
     got = [sp.N(mot.accelerations[x].xreplace(pt)), sp.N(mot.accelerations[y].xreplace(pt))]
     assert abs(got[0] - sp.N(xdd)) > 1e-2 or abs(got[1] - sp.N(ydd)) > 1e-2
+
+
+# --------------------------------------------------------------------------------------
+# command line: anholo compare, anholo analyze with nonlinear constraints
+# --------------------------------------------------------------------------------------
+
+
+def run_cli(argv):
+    import io
+
+    from anholo.cli import main
+
+    out = io.StringIO()
+    return main(argv, out=out), out.getvalue()
+
+
+def test_cli_compare_text_and_json():
+    import json
+
+    code, text = run_cli(["compare", "conformal_constraint"])
+    assert code == 0 and "integrating factor 1/(x**2 + y**2)" in text
+    assert "coincide for every initial multiplier" in text
+    code, out = run_cli(["compare", "nonholonomic_particle", "--json"])
+    data = json.loads(out)
+    assert code == 0 and data["frobenius"]["integrable"] is False and not data["agree_for_every_multiplier"]
+    x, y = sp.symbols("x y", real=True)
+    xd, yd = sp.symbols("x_dot y_dot", real=True)
+    lam = sp.Symbol("lambda1", real=True)
+    got = sp.sympify(data["acceleration_difference"]["y"], locals={"x_dot": xd, "lambda1": lam})
+    assert sp.simplify(got + lam * xd) == 0
+    assert run_cli(["compare", "rigid_body"])[0] == 2
+
+
+def test_cli_analyze_reports_chetaev_for_nonlinear_constraints():
+    import json
+
+    code, out = run_cli(["analyze", "nonhomogeneous_counterexample", "--json"])
+    assert code == 0
+    data = json.loads(out)["chetaev"]
+    names = {s: sp.Symbol(s, real=True) for s in ("x_dot", "y_dot", "z_dot")}
+    names["g"] = sp.Symbol("g", positive=True)
+    lam = sp.sympify(data["multipliers"][0], locals=names)
+    assert sp.simplify(lam - names["g"] / (2 + 4 * names["x_dot"] ** 2)) == 0
+    xdd = sp.sympify(data["q_ddot"]["x"], locals=names)
+    assert sp.simplify(xdd + 2 * lam * names["x_dot"]) == 0
+    assert data["homogeneity_degrees"] == [None] and data["energy_conserved"] is False
+    code, text = run_cli(["analyze", "appell_hamel"])
+    assert code == 0 and "homogeneous of degree 1" in text and "Energy conserved: yes" in text

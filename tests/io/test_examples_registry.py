@@ -33,6 +33,12 @@ EXPECTED = {
     "spherical_pendulum": "Spherical pendulum",
     "two_wheeled_carriage": "Two-wheeled carriage",
     "vertical_rolling_disk": "Vertical rolling disk",
+    "appell_hamel": "Appell-Hamel constraint",
+    "conformal_constraint": "Conformally holonomic constraint",
+    "darboux_4d": "Four-dimensional Darboux-type constraint",
+    "nonhomogeneous_counterexample": "Non-homogeneous nonlinear constraint (counterexample)",
+    "parallel_velocities": "Two particles with parallel velocities (Benenti type)",
+    "two_particles_perpendicular": "Two particles with perpendicular velocities (seed 000 Example 2)",
 }
 # Generated families, listed once by list_examples.
 FAMILIES = {
@@ -247,7 +253,20 @@ def test_example_is_well_formed(name):
         assert c.free_symbols & set(spec.velocities), f"{c} has no velocity"
 
 
-@pytest.mark.parametrize("name", sorted(ALL))
+# Examples with constraints nonlinear in the velocities (Chetaev dynamics, THEORY §8).
+NONLINEAR_EXAMPLES = {"appell_hamel", "nonhomogeneous_counterexample", "parallel_velocities",
+                      "two_particles_perpendicular"}
+
+
+@pytest.mark.parametrize("name", sorted(NONLINEAR_EXAMPLES))
+def test_nonlinear_constraints_are_nonlinear_and_independent_on_C(name):
+    from anholo.system import System
+
+    K = System.load(name).kinematic_constraints()  # raises unless rank ∂φ/∂q_dot = k on C
+    assert not K.is_linear and K.rank == K.count
+
+
+@pytest.mark.parametrize("name", sorted(set(ALL) - NONLINEAR_EXAMPLES))
 def test_constraints_affine_and_independent(name):
     spec = ALL[name]()
     u = spec.velocities

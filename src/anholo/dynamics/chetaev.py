@@ -64,7 +64,7 @@ from .displacements import ChetaevDisplacements, VirtualDisplacements
 from .kinematic_constraints import KinematicConstraints, _numeric_rank
 from .lagrangian import Lagrangian
 
-__all__ = ["ChetaevSystem", "ChetaevField", "MaggiEquations", "FirstOrderSystem", "acceleration_symbols"]
+__all__ = ["ChetaevSystem", "ChetaevField", "MaggiEquations", "ODESystem", "acceleration_symbols"]
 
 
 def acceleration_symbols(chart) -> tuple:
@@ -102,7 +102,7 @@ def _inverse_times(M: sp.Matrix, columns: Sequence) -> tuple | None:
 
 
 @dataclass(frozen=True)
-class FirstOrderSystem:
+class ODESystem:
     """A first-order ODE ``ẋ = f(x, t)`` ready to be compiled for numerical integration.
 
     Attributes
@@ -462,7 +462,7 @@ class ChetaevField(EquationDisplay):
         beta, lam = self.system.beta, self.natural_multipliers()
         return tuple(sp.Add(*[lam[a] * beta[a, A] for a in range(self.system.k)]) for A in range(beta.cols))
 
-    def first_order_system(self) -> FirstOrderSystem:
+    def first_order_system(self) -> ODESystem:
         """``(q, q_dot)' = (q_dot, q̈(q, q_dot, t))`` with the constraints as invariants (for numerics)."""
         chart = self.system.chart
         acc = self.natural_accelerations()
@@ -472,7 +472,7 @@ class ChetaevField(EquationDisplay):
         t = self.system.time
         params = tuple(sorted(free_symbols(rhs + lam) - set(state) - ({t} if t is not None else set()),
                               key=sp.default_sort_key))
-        return FirstOrderSystem(state, rhs, params, t, self.system.constraints.expressions, lam)
+        return ODESystem(state, rhs, params, t, self.system.constraints.expressions, lam)
 
     def equations(self) -> list:
         """``[Eq(v_i_dot, Γ^i), …]`` followed by ``[Eq(lambda_ν, …)]``."""
@@ -594,7 +594,7 @@ class MaggiEquations(EquationDisplay):
             raise IrregularLagrangianError("the reduced Maggi equations are singular on this branch.")
         return {q[r]: e for r, e in zip(ind, sol)}
 
-    def reduced_system(self, branch: int = 0) -> FirstOrderSystem:
+    def reduced_system(self, branch: int = 0) -> ODESystem:
         """The motion on C in the state ``(q, u_ind)``: ``q̇_ind = u_ind``, ``q̇_dep = α``, ``u̇_ind = q̈_ind``."""
         s = self.system
         chart = s.chart
@@ -607,4 +607,4 @@ class MaggiEquations(EquationDisplay):
         t = s.time
         params = tuple(sorted(free_symbols(rhs) - set(state) - ({t} if t is not None else set()),
                               key=sp.default_sort_key))
-        return FirstOrderSystem(state, rhs, params, t, ())
+        return ODESystem(state, rhs, params, t, ())

@@ -378,8 +378,8 @@ class MethodComparison:
         if self.agree_for_every_multiplier:
             out.append("vakonomic and Chetaev/d'Alembert motions coincide for every initial multiplier λ(t0)")
         else:
-            out.append("the methods agree at λ = 0 only to second order: with λ(t0) = 0 the trajectories differ "
-                       "at order (t - t0)^3; for λ(t0) ≠ 0 the accelerations differ already")
+            out.append("with λ(t0) = 0 the accelerations agree at t0 and the trajectories differ at order "
+                       "(t - t0)^3; with λ(t0) ≠ 0 they differ at order (t - t0)^2")
             if self.frobenius is not None and self.frobenius.compatibility:
                 out.append("accelerations agree for every λ exactly at the compatible velocities: "
                            + ", ".join(f"{c} = 0" for c in self.frobenius.compatibility))

@@ -259,12 +259,12 @@ class KinematicConstraints:
         base_symbols = self.symbols()
         J = self.jacobian
         out = []
-        for _ in range(40 * count):
+        for _ in range(12 * count):
             if len(out) == count:
                 break
             pt = random_point(base_symbols, rng)
             vel = np.array([rng.uniform(0.3, 1.2) * rng.choice((-1, 1)) for _ in u])
-            for _ in range(60):
+            for _ in range(40):
                 pt.update({s: sp.Float(float(x), 30) for s, x in zip(u, vel)})
                 f = np.array([numeric_value(e, pt) for e in self.expressions])
                 if np.any(np.isnan(f)) or np.max(np.abs(f.imag)) > 1e-9:
