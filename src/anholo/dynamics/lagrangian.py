@@ -11,14 +11,13 @@ With ``p_i = ∂L/∂v^i = X_i^V(L)`` and the frame Hessian ``g_ij = ∂²L/∂v
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from functools import cached_property
 
 import sympy as sp
 
 from .._algebra import size_exceeds, solve_generic, solve_square, tidy
-from ..errors import IrregularLagrangianError
+from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
@@ -115,8 +114,26 @@ class Lagrangian:
         return self.bundle.to_natural(self.expr)
 
     def in_frame(self, frame: Frame, **bundle_kwargs) -> "Lagrangian":
-        """The same function on TQ in the Hamel chart of another frame."""
-        return Lagrangian(TangentBundle(frame, **bundle_kwargs), self.natural_expr())
+        """The same function on TQ in the Hamel chart of another frame.
+
+        With ``X'_i = P_i^j X_j`` (``P = X' θᵀ``, THEORY §1 change of frame) the old
+        quasi-velocities are ``v^j = P_i^j v'^i``; L is rewritten by that linear
+        substitution, without passing through the natural velocities (a body
+        frame's cos θ, sin θ never enter when the change of frame is constant).
+        """
+        if self.frame.is_coordinate_frame:
+            return Lagrangian(TangentBundle(frame, **bundle_kwargs), self.natural_expr())
+        if frame.chart != self.frame.chart:
+            raise DimensionError("the new frame lives on another chart than the Lagrangian.")
+        bundle = TangentBundle(frame, **bundle_kwargs)
+        P = (frame.vectors * self.frame.coframe.T).applyfunc(tidy)
+        old, new = self.bundle.quasi_velocities, bundle.quasi_velocities
+        n = len(old)
+        sub = {old[j]: sp.Add(*[P[i, j] * new[i] for i in range(n) if P[i, j] != 0]) for j in range(n)}
+        expr = self.expr.xreplace(sub)
+        if not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
+            expr = tidy(expr)
+        return Lagrangian(bundle, expr)
 
     # --- forms ----------------------------------------------------------------------------
     @cached_property
