@@ -18,6 +18,9 @@ if os.path.isdir(_SRC):
 
 import anholo  # noqa: E402  (needs the path set above)
 
+# Local extensions: _ext/gallery.py runs the gallery scripts (docs/gallery/*.py) for the HTML pages.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext"))
+
 # -- Project -------------------------------------------------------------------------
 project = "anholo"
 author = "the anholo developers"
@@ -31,6 +34,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "sphinx.ext.doctest",
+    "gallery",
 ]
 exclude_patterns = ["_build"]
 nitpicky = False

@@ -1,0 +1,60 @@
+r"""The nonholonomic particle: nonholonomic and vakonomic motions separate.
+
+A unit particle in :math:`\mathbb R^3`, :math:`L = \tfrac12(\dot x^2 + \dot y^2 + \dot z^2)`,
+with the constraint :math:`\dot z = y\,\dot x` (seed 004 §7; THEORY §9).  In the
+frame adapted to :math:`D`, :math:`X_1 = \partial_x + y\,\partial_z`,
+:math:`X_2 = \partial_y`, :math:`X_3 = \partial_z`, the object of anholonomity is
+:math:`R^3_{12} = -1`: :math:`D` is not integrable.  The nonholonomic field is
+
+.. math::
+
+   \dot v^1 = -\frac{y\,v^1 v^2}{1 + y^2}, \qquad \dot v^2 = 0,
+   \qquad \mu = \frac{v^1 v^2}{1 + y^2}.
+
+The system is weakly consistent with :math:`\sigma = 0` (always, Thm. 2) but
+not strongly: :math:`\sigma = 0` fails because :math:`\mu \ne 0`, and the
+Chaplygin section :math:`\sigma = -p_3 = -y v^1` fails because
+:math:`\sigma_a R^a_{12} v^2 = y v^1 v^2 \neq 0`.  So the vakonomic motion
+started from the same state with the multiplier :math:`\lambda(0) = -p_3`
+(the natural section) is *not* the nonholonomic one: the figure shows the two
+motions from :math:`(x, y, z) = (0, 0.5, 0)`,
+:math:`(\dot x, \dot y, \dot z) = (1, 0.5, 0.5)` drifting apart.  Both keep the
+constraint (the second panel: the residual stays at rounding level).
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from anholo import plotting
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
+
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+
+particle = System.load("nonholonomic_particle")
+nh = particle.nonholonomic()
+field = nh.field()
+print("curvature R^k_ij (0-based):", nh.curvature())
+print("Gamma_nh:", field.accelerations, " multiplier mu:", field.multipliers)
+
+q0, qdot0 = [0.0, 0.5, 0.0], [1.0, 0.5, 0.5]      # z_dot = y x_dot holds
+lambda0 = [-qdot0[2]]                              # lambda(0) = -p_3 = -z_dot(0) for z_dot - y x_dot
+T = 10.0
+nonholonomic = simulate(compile_system(from_system(particle, "nonholonomic")), T, q0, qdot0, points=201)
+vakonomic = simulate(compile_system(from_system(particle, "vakonomic")), T, q0, qdot0, lambda0, points=201)
+
+separation = np.abs(nonholonomic.q - vakonomic.q).max(axis=0)
+residual = max(np.abs(nonholonomic.constraint_residuals()).max(), np.abs(vakonomic.constraint_residuals()).max())
+print(f"max |q_nh - q_vak| at t = 1: {separation[20]:.3g}, at t = {T:g}: {separation[-1]:.3g}")
+print(f"largest constraint residual of the two motions: {residual:.1e}")
+
+fig = plotting.plot_comparison([nonholonomic, vakonomic], ["nonholonomic", "vakonomic"], ["x", "y", "z"])
+fig.axes[0].set_title("Nonholonomic particle: the same initial state, two dynamics")
+plotting.save_figure(fig, OUT / "particle_trajectories.png")
+fig = plotting.plot_phase_portrait([nonholonomic, vakonomic], "x", "y", ["nonholonomic", "vakonomic"])
+plotting.save_figure(fig, OUT / "particle_xy.png")
+fig = plotting.plot_drift(vakonomic)
+fig.axes[0].set_title("vakonomic motion: energy and constraint")
+plotting.save_figure(fig, OUT / "particle_drift.png")

@@ -1,0 +1,102 @@
+r"""The class of seed 004 §7.1: the vertical disk is consistent, the knife edge is not.
+
+Coordinates :math:`(r_1, r_2, s^1, \dots, s^k)`, constraints
+:math:`\dot s^i = A_i(r_2)\,\dot r_1` and
+:math:`L = \tfrac12\bigl(I_1\dot r_1^2 + I_2\dot r_2^2 + \sum_i m_i (\dot s^i)^2\bigr)`
+(THEORY §9).  The translations in :math:`s` make it a Chaplygin system: in the
+Chaplygin frame :math:`X_1 = \partial_{r_1} + A_i\,\partial_{s^i}`,
+:math:`X_2 = \partial_{r_2}`, :math:`X_{2+i} = \partial_{s^i}` the curvature is
+:math:`R^{2+i}_{12} = -A_i'(r_2)`, the momenta are :math:`p_i = m_i \dot s^i`
+and the Chaplygin condition :math:`p_a R^a_{\alpha\beta} v^\beta = 0` on
+:math:`C` reads
+
+.. math::
+
+   \sum_i m_i A_i(r_2) A_i'(r_2) = 0,
+
+i.e. the coefficient :math:`I_1 + \sum_i m_i A_i^2` of :math:`(v^1)^2` in
+:math:`L_c` is constant.  Then the section :math:`\sigma = -p` is strongly
+consistent (THEORY §7): the vakonomic motion whose multipliers start at
+:math:`\lambda(0) = -p(0)` *is* the nonholonomic motion.
+
+* Vertical rolling disk, :math:`A = (R\cos r_2, R\sin r_2)`:
+  :math:`\sum_i A_i A_i' = R^2(-\cos r_2 \sin r_2 + \sin r_2\cos r_2) = 0` —
+  consistent.  The two computed motions agree to the integration tolerance
+  (top figure; the difference is plotted on a log scale in the bottom one).
+* Knife edge (flat, no gravity), :math:`A = \tan r_2`:
+  :math:`A A' = \tan r_2 / \cos^2 r_2 \neq 0` — not consistent; from the same
+  state and :math:`\lambda(0) = -p(0)` the motions separate.
+
+The written constraints are :math:`\dot s^i - A_i \dot r_1`, i.e. exactly the
+forms :math:`\theta^{2+i}(u)`, so the written multipliers equal the frame
+components: :math:`\lambda'_i(0) = \sigma_i = -m_i \dot s^i(0)`.
+"""
+
+import math
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import sympy as sp  # noqa: E402
+
+from anholo import plotting  # noqa: E402
+from anholo.examples import seed004_class  # noqa: E402
+from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
+from anholo.system import System  # noqa: E402
+
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+T = 8.0
+
+
+def chaplygin_condition(A):
+    """sum_i m_i A_i A_i' for unit masses, simplified."""
+    r2 = sp.Symbol("r2", real=True)
+    R = sp.Symbol("R", positive=True)
+    terms = [sp.sympify(a, locals={"r2": r2, "R": R}) for a in A]
+    return sp.simplify(sum(a * sp.diff(a, r2) for a in terms))
+
+
+def both_motions(A, q0, qdot0, title):
+    system = System.from_spec(seed004_class(A, name=title))
+    k = len(A)
+    lambda0 = [-qdot0[2 + i] for i in range(k)]          # -p_i(0) = -m_i s_i_dot(0), m_i = 1
+    nh = simulate(compile_system(from_system(system, "nonholonomic")), T, q0, qdot0, points=161)
+    vak = simulate(compile_system(from_system(system, "vakonomic")), T, q0, qdot0, lambda0, points=161)
+    return nh, vak
+
+
+# Vertical disk: R = 1, r1 = rolling angle, r2 = heading; x_dot = cos(r2) r1_dot, y_dot = sin(r2) r1_dot.
+disk_A = ["R*cos(r2)", "R*sin(r2)"]
+r2, r1dot, r2dot = 0.3, 1.0, 0.7
+disk_nh, disk_vak = both_motions(disk_A, [0, r2, 0, 0], [r1dot, r2dot, math.cos(r2) * r1dot, math.sin(r2) * r1dot],
+                                 "vertical disk")
+# Knife edge: s_dot = tan(r2) r1_dot; r2 stays in (-pi/2, pi/2) over the run.
+knife_A = ["tan(r2)"]
+r2, r1dot, r2dot = 0.0, 1.0, 0.15
+knife_nh, knife_vak = both_motions(knife_A, [0, r2, 0], [r1dot, r2dot, math.tan(r2) * r1dot], "knife edge")
+
+disk_condition, knife_condition = chaplygin_condition(disk_A), chaplygin_condition(knife_A)
+disk_gap = np.abs(disk_nh.q - disk_vak.q).max(axis=0)
+knife_gap = np.abs(knife_nh.q - knife_vak.q).max(axis=0)
+print(f"vertical disk: sum A_i A_i' = {disk_condition};  max |q_nh - q_vak| = {disk_gap.max():.1e}")
+print(f"knife edge:    sum A_i A_i' = {knife_condition};  max |q_nh - q_vak| = {knife_gap.max():.2f}")
+
+fig = plotting.plot_comparison([disk_nh, disk_vak], ["nonholonomic", "vakonomic"], ["r1", "s1", "s2"])
+fig.axes[0].set_title("vertical disk, lambda(0) = -p(0): one motion")
+plotting.save_figure(fig, OUT / "class_1_disk.png")
+fig = plotting.plot_comparison([knife_nh, knife_vak], ["nonholonomic", "vakonomic"], ["r1", "r2", "s1"])
+fig.axes[0].set_title("knife edge, lambda(0) = -p(0): two motions")
+plotting.save_figure(fig, OUT / "class_2_knife.png")
+
+fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+ax.semilogy(disk_nh.t, np.maximum(disk_gap, 1e-17), label="vertical disk")
+ax.semilogy(knife_nh.t, np.maximum(knife_gap, 1e-17), label="knife edge")
+ax.set_xlabel("t")
+ax.set_ylabel("max |q_nh - q_vak|")
+ax.legend(loc="best", fontsize="small")
+ax.grid(True, which="both", alpha=0.3)
+plotting.save_figure(fig, OUT / "class_3_gap.png")
