@@ -49,6 +49,7 @@ def test_particle_motions_separate(tmp_path, capsys):
     assert ns["nh"].curvature() == {(2, 0, 1): -1}
     assert ns["separation"][-1] > 1.0          # apart by more than 1 at t = 10
     assert ns["residual"] < 1e-12              # both motions keep z_dot = y x_dot
+    assert ns["vakonomic"].energy_drift().max() < 1e-8
 
 
 def test_seed004_class_disk_consistent_knife_edge_not(tmp_path, capsys):

@@ -78,7 +78,7 @@ for ax, a in zip(axes, runs):
     plotting.plot_phase_portrait([nh, vak], "x", "y", ["nonholonomic", "vakonomic, sigma = -p"], ax=ax)
     ax.set_title(f"a = {a:g}")
     ax.set_aspect("equal", adjustable="datalim")
-plotting.save_figure(fig, OUT / "carriage_paths.png")
+plotting.save_figure(fig, OUT / "carriage_1_paths.png")
 
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 for a, (nh, _, gap) in runs.items():
@@ -87,4 +87,4 @@ ax.set_xlabel("t")
 ax.set_ylabel("max |q_nh - q_vak|")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, which="both", alpha=0.3)
-plotting.save_figure(fig, OUT / "carriage_gap.png")
+plotting.save_figure(fig, OUT / "carriage_2_gap.png")

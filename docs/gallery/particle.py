@@ -19,7 +19,8 @@ started from the same state with the multiplier :math:`\lambda(0) = -p_3`
 (the natural section) is *not* the nonholonomic one: the figure shows the two
 motions from :math:`(x, y, z) = (0, 0.5, 0)`,
 :math:`(\dot x, \dot y, \dot z) = (1, 0.5, 0.5)` drifting apart.  Both keep the
-constraint (the second panel: the residual stays at rounding level).
+constraint exactly (the state is a point of :math:`C`), and the vakonomic motion
+conserves the energy :math:`E_L` up to the integration tolerance (last figure).
 """
 
 import sys
@@ -52,9 +53,9 @@ print(f"largest constraint residual of the two motions: {residual:.1e}")
 
 fig = plotting.plot_comparison([nonholonomic, vakonomic], ["nonholonomic", "vakonomic"], ["x", "y", "z"])
 fig.axes[0].set_title("Nonholonomic particle: the same initial state, two dynamics")
-plotting.save_figure(fig, OUT / "particle_trajectories.png")
+plotting.save_figure(fig, OUT / "particle_1_trajectories.png")
 fig = plotting.plot_phase_portrait([nonholonomic, vakonomic], "x", "y", ["nonholonomic", "vakonomic"])
-plotting.save_figure(fig, OUT / "particle_xy.png")
+plotting.save_figure(fig, OUT / "particle_2_xy.png")
 fig = plotting.plot_drift(vakonomic)
 fig.axes[0].set_title("vakonomic motion: energy and constraint")
-plotting.save_figure(fig, OUT / "particle_drift.png")
+plotting.save_figure(fig, OUT / "particle_3_drift.png")
