@@ -31,6 +31,7 @@ from sphinx.util.docutils import SphinxDirective
 logger = logging.getLogger(__name__)
 
 FIGURE_SUFFIXES = (".png", ".svg")
+_BUILD = {"run_scripts": False}  # set when the builder is known (builder-inited)
 
 
 def split_docstring(source: str) -> tuple[str, str]:
@@ -75,8 +76,8 @@ class GalleryScript(SphinxDirective):
             container = nodes.container()
             self.state.nested_parse(StringList(doc.splitlines(), source=str(script)), self.content_offset, container)
             out += container.children
-        if self.env.app.builder.format == "html":
-            outdir = Path(self.env.app.doctreedir) / "gallery_figures" / script.stem
+        if _BUILD["run_scripts"]:
+            outdir = Path(self.env.doctreedir) / "gallery_figures" / script.stem
             try:
                 stdout, figures, elapsed = run_script(script, outdir)
             except Exception as exc:  # the build must fail, with the script's error
@@ -104,6 +105,11 @@ class GalleryScript(SphinxDirective):
         return out
 
 
+def _builder_inited(app):
+    _BUILD["run_scripts"] = app.builder.format == "html"
+
+
 def setup(app):
     app.add_directive("gallery-script", GalleryScript)
+    app.connect("builder-inited", _builder_inited)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
