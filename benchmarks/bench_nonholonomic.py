@@ -94,8 +94,12 @@ def load_oracles():
 
 
 def default_systems() -> list[str]:
-    """The bundled examples with constraints, then n_trailer_1 … n_trailer_6."""
-    return [name for name in example_names() if resolve_system(name).constraints] + list(N_TRAILERS)
+    """The bundled examples with time-independent linear or affine constraints, then n_trailer_1 … n_trailer_6."""
+    def linear(name):
+        spec = resolve_system(name)
+        return bool(spec.constraints) and spec.time is None and System.from_spec(spec).kinematic_constraints().is_linear
+
+    return [name for name in example_names() if linear(name)] + list(N_TRAILERS)
 
 
 # --------------------------------------------------------------------------------------

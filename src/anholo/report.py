@@ -298,6 +298,8 @@ def _linear_constraints(system) -> bool:
     """True if the file's constraints are linear or affine in the velocities (THEORY §4)."""
     from .errors import NonlinearConstraintError
 
+    if getattr(system, "is_time_dependent", False):
+        return False  # time-dependent constraints: the Chetaev treatment (THEORY §8)
     try:
         system.linear_constraints()
     except NonlinearConstraintError:

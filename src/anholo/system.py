@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .dynamics.lagrangian import Lagrangian
+from .errors import ConstraintError
 from .geometry.chart import Chart
 from .geometry.frame import Frame
 from .geometry.tangent import TangentBundle
@@ -48,6 +49,7 @@ class System:
     lagrangian: Lagrangian
     constraints: tuple = ()
     values: dict = None
+    time: sp.Symbol = None
 
     @classmethod
     def from_spec(cls, spec) -> "System":
@@ -70,6 +72,7 @@ class System:
             lagrangian=Lagrangian(bundle, spec.lagrangian),
             constraints=tuple(spec.constraints),
             values=dict(spec.values),
+            time=getattr(spec, "time", None),
         )
 
     @property
@@ -86,14 +89,25 @@ class System:
         """
         from .geometry.constraints import LinearConstraints
 
+        if self.is_time_dependent:
+            raise ConstraintError(
+                f"the constraints depend on the time {self.time}; the Lagrange–d'Alembert field in an "
+                "adapted frame needs time-independent constraints. Use the Chetaev treatment "
+                "(System.chetaev(), which `anholo analyze` uses for such systems)."
+            )
         return LinearConstraints.from_expressions(self.chart, self.constraints)
+
+    @property
+    def is_time_dependent(self) -> bool:
+        """True if some constraint depends explicitly on the declared time symbol."""
+        return self.time is not None and any(self.time in sp.sympify(c).free_symbols for c in self.constraints)
 
     def kinematic_constraints(self):
         """The file's constraints as general kinematic constraints ``φ(q, q_dot) = 0``, linear or not
         (:class:`~anholo.dynamics.kinematic_constraints.KinematicConstraints`, THEORY §8)."""
         from .dynamics.kinematic_constraints import KinematicConstraints
 
-        return KinematicConstraints(self.chart, self.constraints)
+        return KinematicConstraints(self.chart, self.constraints, time=self.time)
 
     def chetaev(self):
         """The Chetaev problem (THEORY §8): L with the file's constraints and Chetaev displacements,

@@ -28,6 +28,7 @@ EXPECTED = {
     "polar_particle": "Particle in a central potential (polar coordinates)",
     "rigid_body": "Free rigid body",
     "rolling_disk": "Rolling disk",
+    "rotating_knife_edge": "Knife edge with a driven blade",
     "seed004_class": "Class of seed 004 (s_i_dot = A_i(r2)*r1_dot)",
     "sphere_on_turntable": "Sphere on a turntable",
     "spherical_pendulum": "Spherical pendulum",
@@ -227,6 +228,8 @@ def _numeric_points(spec, count=3, seed=20240601):
             pt[s] = sp.Float(rng_points.uniform(-1.2, 1.2))
         for s in spec.parameters:
             pt[s] = sp.Float(rng_points.uniform(0.5, 1.5))
+        if spec.time is not None:
+            pt[spec.time] = sp.Float(rng_points.uniform(0, 2))
         out.append(pt)
     return out
 
@@ -247,9 +250,9 @@ def test_example_is_well_formed(name):
     assert set(spec.values) == set(spec.parameters)
     assert all(v > 0 for v in spec.values.values())
     names = set(spec.coordinates) | set(spec.velocities) | set(spec.parameters)
-    assert spec.lagrangian.free_symbols <= names
+    assert spec.lagrangian.free_symbols <= names  # a Lagrangian never depends on time
     for c in spec.constraints:
-        assert c.free_symbols <= names
+        assert c.free_symbols <= names | {spec.time} - {None}
         assert c.free_symbols & set(spec.velocities), f"{c} has no velocity"
 
 

@@ -13,7 +13,8 @@ generated system is validated exactly like a file.
 ['appell_hamel', 'chaplygin_sleigh', 'conformal_constraint', 'darboux_4d',
  'knife_edge', 'n_trailer_<n>', 'nonholonomic_particle',
  'nonhomogeneous_counterexample', 'parallel_velocities', 'polar_particle', 'rigid_body',
- 'rolling_disk', 'seed004_class', 'sphere_on_turntable', 'spherical_pendulum',
+ 'rolling_disk', 'rotating_knife_edge', 'seed004_class', 'sphere_on_turntable',
+ 'spherical_pendulum',
  'two_particles_perpendicular', 'two_wheeled_carriage', 'vertical_rolling_disk']
 >>> load_example("rigid_body").coordinates
 (phi, theta, psi)

@@ -92,6 +92,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "lagrangian",
     "frame",
     "constraints",
+    "time",
     "values",
 )
 
@@ -131,6 +132,9 @@ class SystemSpec:
         Default values of (some) parameters, exact numbers.
     source : str
         Where the specification was read from (a path or ``"<string>"``).
+    time : sympy.Symbol or None
+        The time symbol declared by ``time = "t"``, which constraints (only) may
+        use; ``None`` if the file declares none.
 
     Examples
     --------
@@ -157,6 +161,7 @@ class SystemSpec:
     constraints: tuple[sp.Expr, ...]
     values: Mapping[sp.Symbol, sp.Number] = field(default_factory=dict, hash=False)
     source: str = "<string>"
+    time: sp.Symbol | None = None
 
     def __post_init__(self) -> None:
         # Keep the values read-only whatever mapping was passed.
@@ -194,6 +199,8 @@ class SystemSpec:
                 out[sym.name] = sym
         for func in self.functions:
             out[func.__name__] = func
+        if self.time is not None:
+            out[self.time.name] = self.time
         return out
 
     def substitute(self, assignments: Mapping[str, str | int | float]) -> SystemSpec:
@@ -320,6 +327,7 @@ class SystemSpec:
             "constraints": [str(c) for c in self.constraints],
             "values": {str(p): str(v) for p, v in self.values.items()},
             "source": self.source,
+            "time": None if self.time is None else str(self.time),
         }
 
     def __str__(self) -> str:
@@ -343,6 +351,8 @@ class SystemSpec:
         if self.constraints:
             lines.append("  constraints:")
             lines.extend(f"    {c} = 0" for c in self.constraints)
+        if self.time is not None:
+            lines.append(f"  time: {self.time}")
         if self.values:
             lines.append(
                 "  values: " + ", ".join(f"{p} = {v}" for p, v in self.values.items())
@@ -437,8 +447,8 @@ class _Reader:
         return value
 
     # -- names ------------------------------------------------------------
-    def check_name(self, key: str, index: int, name: str) -> None:
-        where = f"{key}[{index}]"
+    def check_name(self, key: str, index: int | None, name: str) -> None:
+        where = key if index is None else f"{key}[{index}]"
         if not name.isidentifier():
             raise self.fail(
                 where,
@@ -539,6 +549,27 @@ class _Reader:
                 entries.append(expr)
             rows.append(tuple(entries))
         return tuple(rows)
+
+    def time(self, names: dict[str, Any]) -> sp.Symbol | None:
+        """The time symbol of ``time = "t"`` (added to ``names``), or None."""
+        if "time" not in self.data:
+            return None
+        name = self.string("time")
+        self.check_name("time", None, name)
+        if name in names:
+            raise self.fail("time", f"{name!r} is already declared; choose another name for the time.")
+        symbol = sp.Symbol(name, real=True)
+        names[name] = symbol
+        return symbol
+
+    def time_free(self, key: str, exprs: list, time: sp.Symbol) -> None:
+        """Only constraints may depend on time: the Lagrangian and the frame may not."""
+        if any(time in sp.sympify(e).free_symbols for e in exprs):
+            raise self.fail(
+                key,
+                f"depends on the time {time}; only constraints may depend on time "
+                "(time-dependent Lagrangians and frames are not supported).",
+            )
 
     def constraints(self, names: Mapping[str, Any]) -> tuple[sp.Expr, ...]:
         value = self.data.get("constraints", [])
@@ -665,8 +696,12 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         names.update((s.name, s) for s in group)
     names.update((f.__name__, f) for f in functions)
 
+    time = reader.time(names)
     lagrangian = reader.expression("lagrangian", data["lagrangian"], names, numbers=True)
     frame = reader.frame(names, coords, velocities)
+    if time is not None:
+        reader.time_free("lagrangian", [lagrangian], time)
+        reader.time_free("frame", [c for row in (frame or ()) for c in row], time)
     constraints = reader.constraints(names)
     values = reader.values(parameters, coords)
     return SystemSpec(
@@ -681,6 +716,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         constraints=constraints,
         values=values,
         source=source,
+        time=time,
     )
 
 

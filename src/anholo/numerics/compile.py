@@ -287,29 +287,32 @@ class CompiledSystem:
         """``rhs(t, y)`` (a 1-D float array ``y``) for the parameter vector ``p``."""
         return self._ns["make_rhs"](tuple(float(x) for x in p))
 
-    def natural_velocities(self, Y, p) -> np.ndarray:
-        """``q̇`` at states ``Y`` (shape ``(dim, N)``); returns ``(n, N)``."""
-        return _stack(self._ns["natural_velocities"](np.asarray(Y, float), p), np.shape(Y)[1:], self.n)
+    def natural_velocities(self, Y, p, T=0.0) -> np.ndarray:
+        """``q̇`` at states ``Y`` (shape ``(dim, N)``) and times ``T``; returns ``(n, N)``."""
+        return _stack(self._ns["natural_velocities"](np.asarray(T, float), np.asarray(Y, float), p),
+                      np.shape(Y)[1:], self.n)
 
-    def multipliers(self, Y, p) -> np.ndarray:
-        """Multipliers at states ``Y``; returns ``(k, N)`` (``k`` = len(multiplier_names))."""
-        return _stack(self._ns["multipliers"](np.asarray(Y, float), p), np.shape(Y)[1:], len(self.multiplier_names))
+    def multipliers(self, Y, p, T=0.0) -> np.ndarray:
+        """Multipliers at states ``Y`` and times ``T``; returns ``(k, N)`` (``k`` = len(multiplier_names))."""
+        return _stack(self._ns["multipliers"](np.asarray(T, float), np.asarray(Y, float), p), np.shape(Y)[1:],
+                      len(self.multiplier_names))
 
     def energy(self, Q, U, p) -> np.ndarray:
         """``E_L(q, q̇) = q̇^A ∂L/∂q̇^A − L`` at natural states (arrays ``(n, N)``)."""
         return _stack(self._ns["energy"](np.asarray(Q, float), np.asarray(U, float), p), np.shape(Q)[1:], 1)[0]
 
-    def constraint_functions(self, Q, U, p) -> np.ndarray:
-        """``φ_a(q, q̇)`` of the constraints as written; returns ``(k, N)``."""
-        return _stack(self._ns["constraints"](np.asarray(Q, float), np.asarray(U, float), p), np.shape(Q)[1:],
-                      self._ns["_n_constraints"])
+    def constraint_functions(self, Q, U, p, T=0.0) -> np.ndarray:
+        """``φ_a(q, q̇, t)`` of the constraints as written at times ``T`` (scalar or ``(N,)``);
+        returns ``(k, N)``."""
+        return _stack(self._ns["constraints"](np.asarray(T, float), np.asarray(Q, float), np.asarray(U, float), p),
+                      np.shape(Q)[1:], self._ns["_n_constraints"])
 
     @property
     def constraint_count(self) -> int:
         return self._ns["_n_constraints"]
 
     def initial_state(self, q0: Sequence, qdot0: Sequence, lambda0: Sequence | None = None, p=None,
-                      constraint_tol: float = 1e-9) -> np.ndarray:
+                      constraint_tol: float = 1e-9, t0: float = 0.0) -> np.ndarray:
         """The state of natural initial data ``(q0, q̇0[, λ'0])``.
 
         For constrained fields the velocities must satisfy the constraints:
@@ -333,7 +336,7 @@ class CompiledSystem:
         else:
             lam0 = _vector(lambda0, self.n_inputs, "lambda0", self.multiplier_names)
         if self.constraint_count and self.kind != "euler-lagrange":
-            res = self.constraint_functions(q0[:, None], u0[:, None], p)[:, 0]
+            res = self.constraint_functions(q0[:, None], u0[:, None], p, t0)[:, 0]
             scale = 1.0 + float(np.max(np.abs(u0))) if len(u0) else 1.0
             if np.max(np.abs(res)) > constraint_tol * scale:
                 worst = int(np.argmax(np.abs(res)))
@@ -400,20 +403,28 @@ def compile_system(system) -> CompiledSystem:
     _check_numeric(ode.rates + ode.natural_velocities + ode.multipliers + ode.initial_state, f"{ode.kind} field")
     q, u = ode.coordinates, ode.velocities
     times = {s for e in ode.rates for s in e.free_symbols if s == ode.time or _is_time(s)}
+    def time_symbols(exprs):
+        return {s for e in exprs for s in sp.sympify(e).free_symbols if s == ode.time or _is_time(s)}
+
+    constraint_times = time_symbols(ode.constraints)
+    velocity_times, multiplier_times = time_symbols(ode.natural_velocities), time_symbols(ode.multipliers)
     state = [("y", ode.state, "state"), ("p", ode.parameters, "param")]
     L = ode.lagrangian
     energy = sp.Add(*[ui * L.diff(ui) for ui in u]) - L
     sources = [
         _function_source("make_rhs", ode.rates, [("t", tuple(times), "time")] + state, vector=False, factory=True),
-        _function_source("natural_velocities", ode.natural_velocities, state, vector=True, factory=False),
-        _function_source("multipliers", ode.multipliers, state, vector=True, factory=False),
+        _function_source("natural_velocities", ode.natural_velocities, [("t", tuple(velocity_times), "time")] + state,
+                         vector=True, factory=False),
+        _function_source("multipliers", ode.multipliers, [("t", tuple(multiplier_times), "time")] + state,
+                         vector=True, factory=False),
         _function_source("initial_state", ode.initial_state,
                          [("q", q, "arg"), ("u", u, "arg"), ("lam", ode.multiplier_inputs, "arg"),
                           ("p", ode.parameters, "param")], vector=True, factory=False),
         _function_source("energy", [energy], [("q", q, "arg"), ("u", u, "arg"), ("p", ode.parameters, "param")],
                          vector=True, factory=False),
         _function_source("constraints", ode.constraints,
-                         [("q", q, "arg"), ("u", u, "arg"), ("p", ode.parameters, "param")], vector=True, factory=False),
+                         [("t", tuple(constraint_times), "time"), ("q", q, "arg"), ("u", u, "arg"),
+                          ("p", ode.parameters, "param")], vector=True, factory=False),
         f"_n_constraints = {len(ode.constraints)}\n_constraint_text = {tuple(str(c) for c in ode.constraints)!r}\n",
     ]
     values = {p.name: v for p, v in ode.values.items()}

@@ -262,7 +262,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         if int(points) < 2:
             raise SimulationError(f"points must be at least 2, got {points}.")
         t_eval = np.linspace(t0, t1, int(points))
-    y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol)
+    y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol, t0=t0)
     rhs = compiled.rhs(p)
     wrapper = None
     if progress:
@@ -293,8 +293,8 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
             "(e.g. an adapted frame with 1/cos θ). Choose other dependent velocities or another frame."
         )
     with np.errstate(all="ignore"):
-        qdot = compiled.natural_velocities(Y, p)
-        mult = compiled.multipliers(Y, p)
+        qdot = compiled.natural_velocities(Y, p, res.t)
+        mult = compiled.multipliers(Y, p, res.t)
     return Trajectory(t=res.t, states=Y, q=Y[:compiled.n], qdot=qdot, multipliers=mult, system=compiled,
                       parameters=pdict, sol=res.sol, t_events=res.t_events, y_events=res.y_events, nfev=res.nfev,
                       method=method if isinstance(method, str) else method.__name__, wall_time=wall,

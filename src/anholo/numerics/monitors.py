@@ -44,7 +44,7 @@ def energy_drift(traj) -> np.ndarray:
 def constraint_residuals(traj) -> np.ndarray:
     """``φ_a(q(t), q̇(t))`` of the constraints as written, shape ``(k, N)``."""
     with np.errstate(all="ignore"):
-        return traj.system.constraint_functions(traj.q, traj.qdot, traj._p)
+        return traj.system.constraint_functions(traj.q, traj.qdot, traj._p, traj.t)
 
 
 def momentum_map(traj, xi) -> np.ndarray:

@@ -367,7 +367,8 @@ def _chetaev_system(system, values, name) -> FirstOrderSystem:
     builder = getattr(chetaev, "ChetaevSystem", None)
     if builder is None:
         raise SimulationError("anholo.dynamics.chetaev provides no ChetaevSystem; cannot integrate the Chetaev field.")
-    fld = builder(system.lagrangian, list(system.constraints)).field()
+    problem = system.chetaev() if hasattr(system, "chetaev") else builder(system.lagrangian, list(system.constraints))
+    fld = problem.field()
     return _adapt(fld.first_order_system(), fld, values, name, lagrangian=system.lagrangian.natural_expr(),
                   constraints=tuple(system.constraints))
 
