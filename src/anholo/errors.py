@@ -20,6 +20,7 @@ __all__ = [
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
+    "SectionError",
     "SimulationError",
     "MissingParameterError",
     "InitialStateError",
@@ -100,6 +101,12 @@ class InitialStateError(SimulationError):
 
 class IntegrationError(SimulationError):
     """The integrator failed (a singular frame or Hessian along the motion, a blow-up)."""
+
+
+class SectionError(AnholoError):
+    """A section of the vakonomic problem (multipliers on C) or a section
+    ansatz that cannot be used: wrong number of components, dependence on
+    the constrained velocities, or residuals that are not polynomial."""
 
 
 class PlotError(AnholoError):
