@@ -113,6 +113,8 @@ class Report:
                 "q_ddot": {q.name: st(e) for q, e in vak["q_ddot"].items()},
                 "lambda_dot": [st(e) for e in vak["lambda_dot"]],
             }
+        if s.get("consistency") is not None:
+            out["consistency"] = s["consistency"].to_dict()
         return out
 
     def to_json(self) -> str:
@@ -207,6 +209,10 @@ class Report:
             lines += ["", head, "-" * len(head)]
             lines += [f"  {q.name}_ddot = {e}" for q, e in vak["q_ddot"].items()]
             lines += [f"  {lam}_dot = {e}" for lam, e in zip(vak["lambdas"], vak["lambda_dot"])]
+        cons = self.sections.get("consistency")
+        if cons is not None:
+            head = "Consistency of the nonholonomic and vakonomic dynamics (THEORY section 6)"
+            lines += ["", head, "-" * len(head)] + cons.lines()
         return lines
 
     # --- LaTeX ----------------------------------------------------------------------
@@ -291,7 +297,20 @@ def analyze(system, *, simplify: bool = False) -> Report:
         sections["nonholonomic"] = _nonholonomic_section(system, simplify)
         if not sections["nonholonomic"]["affine"]:
             sections["vakonomic"] = _vakonomic_section(system, simplify)
+            sections["consistency"] = consistency_section(system)
     return Report(system, sections)
+
+
+def consistency_section(system, extra_sections=()):
+    """Weak/strong consistency for the best section known (THEORY §6): the zero section, a cheap
+    default search and ``extra_sections`` (e.g. −p of a Chaplygin system); see
+    :func:`anholo.dynamics.consistency.consistency_report`.  ``extra_sections`` are built on
+    ``system.nonholonomic()`` or given as value tuples in its adapted frame."""
+    from .dynamics.consistency import Section, consistency_report
+
+    nh = system.nonholonomic()
+    extra = [Section(nh, s.values, s.name, s.conditions) if isinstance(s, Section) else s for s in extra_sections]
+    return consistency_report(nh, extra)
 
 
 def _linear_constraints(system) -> bool:

@@ -246,7 +246,7 @@ def test_carriage_default_search_finds_nothing():
 def el_oracle(S, nh, section, point_seed=1):
     """Coordinate EL accelerations of L_σ (built by hand in natural velocities) at a point of C."""
     q, u = S.chart.coordinates, S.chart.velocities
-    th, X = nh.frame.coframe, nh.frame.vectors
+    th = nh.frame.coframe
     v_free = {va: sum(th[al, A] * u[A] for A in range(nh.n)) for al, va in enumerate(nh.free_velocities)}
     Lsig = S.lagrangian.natural_expr() + sum(
         s.xreplace(v_free) * sum(th[nh.m + a, A] * u[A] for A in range(nh.n)) for a, s in enumerate(section.values))

@@ -33,7 +33,6 @@ vakonomic module.
 from __future__ import annotations
 
 import itertools
-import random
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -41,7 +40,6 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from .._algebra import (
-    random_point,
     reduce_if_cheap,
     size_exceeds,
     solve_generic,
