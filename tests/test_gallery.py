@@ -47,6 +47,7 @@ def test_every_script_has_a_page_and_a_docstring():
 def test_particle_motions_separate(tmp_path, capsys):
     ns = run("particle", tmp_path, capsys)
     assert ns["nh"].curvature() == {(2, 0, 1): -1}
+    assert [v.holds for v in ns["verdicts"]] == [True, False, False]    # weak with 0; strong with neither 0 nor -p
     assert ns["separation"][-1] > 1.0          # apart by more than 1 at t = 10
     assert ns["residual"] < 1e-12              # both motions keep z_dot = y x_dot
     assert ns["vakonomic"].energy_drift().max() < 1e-8
@@ -54,17 +55,23 @@ def test_particle_motions_separate(tmp_path, capsys):
 
 def test_seed004_class_disk_consistent_knife_edge_not(tmp_path, capsys):
     ns = run("seed004_class", tmp_path, capsys)
-    assert ns["disk_condition"] == 0 and ns["knife_condition"] != 0
+    verdicts = ns["verdicts"]
+    assert verdicts["vertical disk"].holds is True
+    assert verdicts["knife edge"].holds is False and verdicts["nonholonomic particle"].holds is False
     assert ns["disk_gap"].max() < 1e-7
     assert ns["knife_gap"][-1] > 0.5
 
 
-def test_carriage_a_zero_consistent_a_nonzero_not(tmp_path, capsys):
+def test_carriage_a_zero_consistent_a_nonzero_not_special_a_with_minus_p_plus_c(tmp_path, capsys):
     ns = run("carriage", tmp_path, capsys)
-    runs = ns["runs"]
-    assert runs[0.0][2].max() < 1e-7
-    assert runs[0.5][2][-1] > 0.1
-    assert np.ptp(runs[0.0][0].qdot[3:], axis=1).max() < 1e-10   # a = 0: the wheels turn at constant rates
+    runs, a_star = ns["runs"], ns["a_star"]
+    assert runs[(0.0, "sigma = -p")][2].max() < 1e-7
+    assert np.ptp(runs[(0.0, "sigma = -p")][0].qdot[3:], axis=1).max() < 1e-10   # a = 0: constant wheel rates
+    assert runs[(0.5, "sigma = -p")][2][-1] > 0.1
+    assert abs(a_star - ns["formula"]) < 1e-12 and ns["special"] == [a_star]
+    assert "iff a = 0" in ns["search"].reason
+    assert runs[(a_star, "sigma = -p")][2][-1] > 0.1
+    assert runs[(a_star, "sigma = -p + c")][2].max() < 1e-7
 
 
 def test_rigid_body_euler_equations_and_conserved_quantities(tmp_path, capsys):

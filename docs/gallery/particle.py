@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from anholo import plotting
+from anholo.dynamics.consistency import Section, strong_consistency, weak_consistency, zero_section
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
@@ -39,6 +40,12 @@ nh = particle.nonholonomic()
 field = nh.field()
 print("curvature R^k_ij (0-based):", nh.curvature())
 print("Gamma_nh:", field.accelerations, " multiplier mu:", field.multipliers)
+v1, v2, v3 = nh.bundle.quasi_velocities
+minus_p = Section(nh, [-nh.lagrangian.momenta[2].subs(v3, 0)], "-p")      # -p_3|_C = -y v1
+verdicts = [weak_consistency(nh, zero_section(nh)), strong_consistency(nh, zero_section(nh)),
+            strong_consistency(nh, minus_p)]
+for verdict in verdicts:
+    print(verdict)
 
 q0, qdot0 = [0.0, 0.5, 0.0], [1.0, 0.5, 0.5]      # z_dot = y x_dot holds
 lambda0 = [-qdot0[2]]                              # lambda(0) = -p_3 = -z_dot(0) for z_dot - y x_dot
