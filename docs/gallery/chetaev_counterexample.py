@@ -20,7 +20,9 @@ force does work,
 
 Since :math:`\ddot x = -g\dot x/(1 + 2\dot x^2)`, :math:`\tfrac{d}{dt}\,\dot x^2/4 = \dot x\ddot x/2`
 equals this rate, so :math:`E - \dot x^2/4` is conserved — the quantity the
-library's energy balance predicts.  The figure shows :math:`E(t) - E(0)`
+library's energy balance predicts.  Since :math:`\dot x` decays (like
+:math:`e^{-gt}` once it is small), the energy drops by :math:`\dot x(0)^2/4`
+within a fraction of a second and then stays.  The figure shows :math:`E(t) - E(0)`
 falling by the amount :math:`\dot x^2/4` loses, while :math:`E - \dot x^2/4`
 stays constant to the integration tolerance.  The Chetaev state is
 :math:`(q, \dot q)`, so the constraint is kept by the integration (its residual
@@ -54,14 +56,14 @@ print("lambda =", field.natural_multipliers()[0])
 print("dE/dt =", sp.factor(balance.energy_rate), "  energy conserved:", balance.conserved)
 
 q0, qdot0 = [0.1, -0.2, 0.3], [0.7, -0.4, 0.7**2 - 0.4]      # z_dot = x_dot^2 + y_dot
-motion = simulate(compile_system(from_system(system, "chetaev")), 4.0, q0, qdot0, points=201)
+motion = simulate(compile_system(from_system(system, "chetaev")), 1.5, q0, qdot0, points=151)
 E = motion.energy()
 xdot = motion.coordinate("x_dot")
 predicted = E - xdot**2 / 4
 energy_change = E[-1] - E[0]
 predicted_drift = np.abs(predicted - predicted[0]).max()
 residual = np.abs(motion.constraint_residuals()).max()
-print(f"E(4) - E(0) = {energy_change:.4f};  max |(E - x_dot^2/4)(t) - (E - x_dot^2/4)(0)| = {predicted_drift:.1e}")
+print(f"E(1.5) - E(0) = {energy_change:.4f};  max |(E - x_dot^2/4)(t) - (E - x_dot^2/4)(0)| = {predicted_drift:.1e}")
 print(f"max |phi| = {residual:.1e}")
 
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
