@@ -40,6 +40,7 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from .._algebra import (
+    invert,
     reduce_if_cheap,
     size_exceeds,
     solve_generic,
@@ -166,6 +167,24 @@ class Section:
     def substitution(self) -> dict:
         """``{parameter: value}`` for the section's conditions."""
         return {e.lhs: e.rhs for e in self.conditions if e.lhs.is_Symbol}
+
+    def written_multipliers(self) -> tuple:
+        """The section as multipliers of the constraints *as written*, in ``(q, q_dot)`` on C.
+
+        The multiplication rule ``L + Σ λ'_ν φ^ν`` and the frame form ``L + λ_a v^a``
+        agree when ``λ_a = λ'_ν M^ν_a`` (``M^ν_a = ω^ν(X_a)``, the
+        :attr:`~anholo.dynamics.nonholonomic.NonholonomicSystem.form_matrix`), so
+        ``λ' = σ M⁻¹`` (THEORY §5).  Evaluated at an initial state on C these are the
+        initial multipliers of the vakonomic motion that starts on the image of σ
+        (``anholo simulate --field vakonomic --lambda0 …``).
+        """
+        nh = self.system
+        Minv = invert(nh.form_matrix)
+        k = len(self.values)
+        return tuple(
+            nh.to_natural(tidy(sp.Add(*[self.values[a] * Minv[a, nu] for a in range(k)]))).xreplace(self.substitution)
+            for nu in range(k)
+        )
 
     def components(self) -> dict:
         """``{"sigma<a>": σ_a}`` with the frame index a (1-based) of each component."""
