@@ -111,3 +111,44 @@ class SectionError(AnholoError):
 
 class PlotError(AnholoError):
     """A figure cannot be made or saved (matplotlib missing, an unknown file type)."""
+
+
+class SymmetryError(AnholoError):
+    """A declared symmetry (a Lie group action given by its fundamental vector
+    fields) is inconsistent in itself or with the system (base class of the
+    Chaplygin errors below)."""
+
+
+class NonFreeActionError(SymmetryError):
+    """The generators of a group action are not pointwise independent: the
+    action is not free (or the generators are redundant)."""
+
+
+class StructureConstantsError(SymmetryError):
+    """The brackets of the generators are not constant combinations of them,
+    or do not match the declared structure constants and left/right convention."""
+
+
+class NonInvariantLagrangianError(SymmetryError):
+    """The Lagrangian is not invariant under the declared group action
+    (a complete lift of a generator does not annihilate it)."""
+
+
+class NonInvariantDistributionError(SymmetryError):
+    """The constraint distribution D is not invariant under the declared
+    group action."""
+
+
+class NotPrincipalConnectionError(SymmetryError):
+    """D is not the horizontal distribution of a principal connection:
+    D ⊕ (tangents to the orbits) ≠ TQ."""
+
+
+class SectionError(AnholoError):
+    """A section of the vakonomic problem (multipliers on C) or a section
+    ansatz that cannot be used: wrong number of components, dependence on
+    the constrained velocities, or residuals that are not polynomial."""
+
+
+class PlotError(AnholoError):
+    """A figure cannot be made or saved (matplotlib missing, an unknown file type)."""

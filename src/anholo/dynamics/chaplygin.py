@@ -1,0 +1,1082 @@
+"""Chaplygin systems: nonholonomic systems with a principal-connection symmetry (THEORY §7, seed 004 §6).
+
+A Lie group G acts freely (and properly) on Q; it is declared by its
+*fundamental vector fields* ``Ẽ_a`` (a = 1..dim G).  The system is *Chaplygin*
+if
+
+* L is G-invariant: ``Ẽ_a^C(L) = 0`` (complete lifts, THEORY §2);
+* the constraint distribution D is G-invariant: ``[Ẽ_a, D] ⊂ D``;
+* D is the horizontal distribution of a principal connection:
+  ``D ⊕ span{Ẽ_a} = TQ`` (rank D + dim G = n and no combination of the
+  ``Ẽ_a`` lies in D).
+
+Sign convention for the structure constants (stated once, tested):
+``[e_a, e_b] = c^d_ab e_d`` in the Lie algebra 𝔤 of *left*-invariant vector
+fields on G.  For a **left** action the map ξ ↦ ξ_Q is an anti-homomorphism,
+``[Ẽ_a, Ẽ_b] = −c^d_ab Ẽ_d``; for a **right** action it is a homomorphism,
+``[Ẽ_a, Ẽ_b] = +c^d_ab Ẽ_d``.  Example: SE(2) acting on itself (x, y, θ) by
+left multiplication has ``Ẽ = (∂x, ∂y, −y∂x + x∂y + ∂θ)``, ``[e_3, e_1] = e_2``
+and indeed ``[Ẽ_3, Ẽ_1] = −Ẽ_2``.
+
+The Chaplygin frame: ``X_α`` (α < m) the horizontal lifts of the coordinate
+fields of *shape coordinates* (coordinates the group does not move:
+``Ẽ_a(r^α) = 0``), i.e. the fields in D with ``dr^β(X_α) = δ^β_α``; ``X_a`` = the
+``Ẽ_a``.  Then ``[X_α, X_β] = R^a_αβ X_a`` (the curvature, vertical),
+``[X_α, Ẽ_a] = 0`` and the dual ``θ^a`` is the connection form, so the
+quasi-velocities ``v^a`` vanish exactly on C.  With ``p_a = X_a^V(L)``:
+
+* Γ_nh solves ``d/dt ∂L_c/∂v^α − X_α(L_c) + R^γ_αβ v^β ∂L_c/∂v^γ + R^a_αβ v^β p_a|_C = 0``;
+* the multipliers are ``μ_a = Γ_nh(p_a)`` (momentum is not conserved);
+* the section ``σ_a = −p_a|_C``: weak ⇔ strong consistency ⇔
+  ``p_a R^a_αβ v^β = 0`` on C (the *Chaplygin condition*);
+* ``σ = −p + c`` is strongly consistent iff c are constants of motion of
+  Γ_nh (``Γ_nh(c_a) = 0``) and ``(c_a − p_a) R^a_αβ v^β = 0``
+  (:meth:`ChaplyginSystem.momentum_sections` searches them in an ansatz);
+* the variational Lagrangian ``L̂ = L − p_a v^a`` (Prop. 5): G-invariant, its
+  Hessian on C is ``diag(g_αβ, −g_ab)``, regular near C iff L is regular w.r.t.
+  D and 𝔤, its Euler–Lagrange field is tangent to C; Prop. 6: that field on C
+  is Γ_nh iff the Chaplygin condition holds.  On C,
+  ``g_αβ (Γ̂^β − Γ_nh^β) = p_a R^a_αβ v^β``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Sequence
+
+import sympy as sp
+
+from .._algebra import (
+    free_symbols,
+    generic_rank,
+    numerically_zero,
+    random_point,
+    reduce_if_cheap,
+    solve_generic,
+    tidy,
+    vanishes,
+    xreplace_dag,
+)
+from ..errors import (
+    DimensionError,
+    NonFreeActionError,
+    NonInvariantDistributionError,
+    NonInvariantLagrangianError,
+    NotPrincipalConnectionError,
+    StructureConstantsError,
+    SymmetryError,
+)
+from ..geometry.chart import Chart
+from ..geometry.constraints import LinearConstraints
+from ..geometry.frame import Frame
+from ..geometry.vector_field import VectorField
+from .lagrangian import Lagrangian
+from .nonholonomic import NonholonomicSystem
+
+__all__ = [
+    "LieGroupAction",
+    "ChaplyginSystem",
+    "ChaplyginVerdict",
+    "VariationalLagrangianCheck",
+    "MomentumSection",
+    "MomentumSectionSearch",
+    "vanishing_conditions",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# The group action
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_field(chart: Chart, g, index: int) -> VectorField:
+    if isinstance(g, VectorField):
+        if g.chart != chart:
+            raise DimensionError(f"generator {index} lives on another chart.")
+        return g
+    comps = tuple(g)
+    if len(comps) != chart.dim:
+        raise DimensionError(
+            f"generator {index} needs {chart.dim} components (one per coordinate "
+            f"{', '.join(q.name for q in chart.coordinates)}), got {len(comps)}."
+        )
+    return VectorField(chart, comps)
+
+
+@dataclass(frozen=True, eq=False)
+class LieGroupAction:
+    """An action of a Lie group G on Q, given by its fundamental vector fields ``Ẽ_a``.
+
+    Parameters
+    ----------
+    chart : Chart
+    generators : sequence of VectorField or of component rows
+        ``Ẽ_a = Ẽ_a^A ∂/∂q^A``, row a = components in coordinate order.
+    structure_constants : nested sequence, optional
+        ``c[d][a][b] = c^d_ab`` with ``[e_a, e_b] = c^d_ab e_d`` in 𝔤 (0-based).  If
+        given they are checked against the brackets of the generators; if not,
+        they are computed from them.
+    action : "left" or "right"
+        The convention: ``[Ẽ_a, Ẽ_b] = −c^d_ab Ẽ_d`` for a left action,
+        ``+c^d_ab Ẽ_d`` for a right action (module docstring).
+
+    Raises
+    ------
+    NonFreeActionError
+        If the generators are not pointwise independent (generic rank < dim G).
+    StructureConstantsError
+        If the brackets of the generators are not constant combinations of them
+        (no Lie algebra action), or the declared constants do not match.
+
+    Examples
+    --------
+    SE(2) acting on itself (x, y, θ) by left multiplication:
+
+    >>> import sympy as sp
+    >>> from anholo import Chart
+    >>> c = Chart("x y theta")
+    >>> x, y, th = c.coordinates
+    >>> G = LieGroupAction(c, [[1, 0, 0], [0, 1, 0], [-y, x, 1]])
+    >>> G.structure_constants[1][2][0]          # [e3, e1] = e2
+    1
+    >>> G.bracket(2, 0).components              # [Ẽ3, Ẽ1] = −Ẽ2 (left action)
+    (0, -1, 0)
+    """
+
+    chart: Chart
+    generators: tuple
+    structure_constants: tuple = None
+    action: str = "left"
+
+    def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            object.__setattr__(self, "chart", Chart(self.chart))
+        if self.action not in ("left", "right"):
+            raise SymmetryError(f"action must be 'left' or 'right', got {self.action!r}.")
+        gens = tuple(_as_field(self.chart, g, a) for a, g in enumerate(self.generators))
+        if not gens:
+            raise DimensionError("a group action needs at least one generator (fundamental vector field).")
+        object.__setattr__(self, "generators", gens)
+        k = len(gens)
+        rank = generic_rank(self.matrix)
+        if rank < k:
+            raise NonFreeActionError(
+                f"the {k} generators are linearly dependent at a generic point (rank {rank}): the action is "
+                "not free (or the generators are redundant). Give dim G pointwise independent fundamental "
+                "vector fields."
+            )
+        computed = self._structure_from_brackets()
+        given = self.structure_constants
+        if given is None:
+            object.__setattr__(self, "structure_constants", computed)
+            return
+        try:
+            given = tuple(tuple(tuple(sp.sympify(given[d][a][b]) for b in range(k)) for a in range(k))
+                          for d in range(k))
+        except (IndexError, TypeError):
+            raise DimensionError(
+                f"structure_constants must be a {k}×{k}×{k} nested list c[d][a][b] = c^d_ab."
+            ) from None
+        if any(len(given[d]) != k for d in range(k)) or len(given) != k:
+            raise DimensionError(f"structure_constants must be {k}×{k}×{k}.")
+
+        def agrees(c):
+            return all(vanishes(given[d][a][b] - c[d][a][b]) for d in range(k) for a in range(k) for b in range(k))
+
+        if not agrees(computed):
+            other = "right" if self.action == "left" else "left"
+            flipped = tuple(tuple(tuple(-e for e in row) for row in mat) for mat in computed)
+            if agrees(flipped):
+                raise StructureConstantsError(
+                    f"the structure constants match the brackets of the generators for a {other} action, "
+                    f"not a {self.action} one (convention: [Ẽ_a, Ẽ_b] = ∓c^d_ab Ẽ_d for left/right). Pass "
+                    f"action='{other}' or negate the constants."
+                )
+            raise StructureConstantsError(
+                "the declared structure constants do not match the brackets of the generators; for a "
+                f"{self.action} action they are c[d][a][b] = {[[list(r) for r in m] for m in computed]}."
+            )
+        object.__setattr__(self, "structure_constants", given)
+
+    @property
+    def dim(self) -> int:
+        """dim G."""
+        return len(self.generators)
+
+    @cached_property
+    def matrix(self) -> sp.ImmutableMatrix:
+        """``Ẽ_a^A``: row a = components of ``Ẽ_a``."""
+        return sp.ImmutableMatrix([list(g.components) for g in self.generators])
+
+    def bracket(self, a: int, b: int) -> VectorField:
+        """``[Ẽ_a, Ẽ_b]`` as a vector field."""
+        return self.generators[a].bracket(self.generators[b])
+
+    def _structure_from_brackets(self) -> tuple:
+        k, n = self.dim, self.chart.dim
+        E = self.matrix
+        sign = -1 if self.action == "left" else 1
+        c = [[[sp.S.Zero] * k for _ in range(k)] for _ in range(k)]
+        for a in range(k):
+            for b in range(a + 1, k):
+                br = self.bracket(a, b).components
+                if all(e == 0 or vanishes(e) for e in br):
+                    continue
+                sol = solve_generic(E.T, list(br))
+                if sol.conditions:
+                    raise StructureConstantsError(
+                        f"[Ẽ{a + 1}, Ẽ{b + 1}] = {tuple(br)} is not a combination of the generators: they do "
+                        "not span the Lie algebra of a group action. Add the missing generators or check them."
+                    )
+                for d, coeff in enumerate(sol.particular):
+                    coeff = tidy(coeff)
+                    if any(not vanishes(coeff.diff(q)) for q in self.chart.coordinates if coeff.has(q)):
+                        raise StructureConstantsError(
+                            f"[Ẽ{a + 1}, Ẽ{b + 1}] has the non-constant coefficient {coeff} along Ẽ{d + 1}: "
+                            "the generators do not span a Lie algebra (structure constants must be constants)."
+                        )
+                    c[d][a][b] = sign * coeff
+                    c[d][b][a] = -sign * coeff
+        return tuple(tuple(tuple(row) for row in mat) for mat in c)
+
+    def moves(self, q) -> bool:
+        """True if some generator has a component along ``∂/∂q`` (the group moves the coordinate q)."""
+        A = q if isinstance(q, int) else self.chart.index(q)
+        return any(not vanishes(self.matrix[a, A]) for a in range(self.dim))
+
+    def complete_lift(self, a: int, f) -> sp.Expr:
+        """``Ẽ_a^C(f)`` for f in natural coordinates ``(q, q_dot)``:
+        ``Ẽ^A ∂f/∂q^A + u^B ∂_B(Ẽ^A) ∂f/∂u^A`` (THEORY §2)."""
+        f = sp.sympify(f)
+        g = self.generators[a]
+        q, u = self.chart.coordinates, self.chart.velocities
+        out = g(f)
+        for A, EA in enumerate(g.components):
+            if EA.is_number:
+                continue
+            rate = sp.Add(*[uB * EA.diff(qB) for uB, qB in zip(u, q)])
+            if rate != 0:
+                out += rate * f.diff(u[A])
+        return out
+
+    def __str__(self):
+        gens = "\n".join(f"  E{a + 1} = {g}" for a, g in enumerate(self.generators))
+        return f"{self.action} action of a {self.dim}-dimensional group on ({', '.join(map(str, self.chart.coordinates))}):\n{gens}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Zero tests that return conditions
+# ---------------------------------------------------------------------------------------------
+
+
+def _generators_of(expr: sp.Expr, variables: set) -> tuple[sp.Expr, dict, list]:
+    """Replace the non-polynomial atoms of ``expr`` that depend on ``variables`` by symbols.
+
+    ``sin(a)``, ``cos(a)`` become ``S, C`` (related by ``S² + C² = 1``; tan, cot, sec, csc
+    are rewritten first); any other function of the variables (undefined functions and
+    their derivatives, exp, non-integer powers) becomes an independent symbol.
+    Returns ``(expr', back, relations)``.
+    """
+    from sympy.core.function import AppliedUndef
+
+    if expr.has(sp.tan, sp.cot, sp.sec, sp.csc):
+        expr = (expr.replace(sp.tan, lambda a: sp.sin(a) / sp.cos(a))
+                .replace(sp.cot, lambda a: sp.cos(a) / sp.sin(a))
+                .replace(sp.sec, lambda a: 1 / sp.cos(a))
+                .replace(sp.csc, lambda a: 1 / sp.sin(a)))
+    repl, back, relations = {}, {}, []
+    args = sorted({f.args[0] for f in expr.atoms(sp.sin, sp.cos) if f.args[0].free_symbols & variables},
+                  key=sp.default_sort_key)
+    for k, a in enumerate(args):
+        S, C = sp.Dummy(f"S{k}"), sp.Dummy(f"C{k}")
+        repl[sp.sin(a)], repl[sp.cos(a)] = S, C
+        back[S], back[C] = sp.sin(a), sp.cos(a)
+        relations.append((S, C))
+    expr = expr.xreplace(repl)
+    others = [e for e in expr.atoms(sp.Function, sp.Derivative, sp.Pow)
+              if e.free_symbols & variables and not (e.is_Pow and e.exp.is_Integer)]
+    # outermost first, so that A(r)' is one generator, not a function of the generator A(r)
+    others.sort(key=lambda e: -sp.count_ops(e))
+    for k, e in enumerate(others):
+        if e in repl or not (isinstance(e, (AppliedUndef, sp.Derivative, sp.Function)) or e.is_Pow):
+            continue
+        d = sp.Dummy(f"F{k}")
+        expr = expr.xreplace({e: d})
+        repl[e] = d
+        back[d] = e
+    return expr, back, relations
+
+
+def vanishing_conditions(exprs: Sequence, variables: Sequence, factor: bool = True) -> list:
+    """Conditions on the remaining symbols under which every expression vanishes identically in ``variables``.
+
+    Each expression is brought over a common denominator; its numerator is
+    reduced modulo ``sin² + cos² = 1`` and read as a polynomial in the variables
+    and in the non-polynomial functions of them (treated as independent
+    generators); the returned list holds its coefficients (expressions in the
+    other symbols, e.g. parameters or unknown constants), factored (``factor=True``)
+    and with numerical factors removed.  An empty list means the expressions vanish identically.  The
+    conditions are sufficient; they are also necessary when the non-polynomial
+    functions that occur are algebraically independent (as they are for the
+    sines, cosines and undefined functions of the examples).
+    """
+    variables = set(variables)
+    out = []
+    for e in exprs:
+        e = sp.sympify(e)
+        if e == 0:
+            continue
+        e, back, relations = _generators_of(e, variables)
+        num = sp.fraction(sp.together(e))[0]
+        gens = sorted((num.free_symbols & variables) | {d for d in back if num.has(d)}, key=sp.default_sort_key)
+        coeffs = _reduced_coefficients(num, gens, relations) if gens else [num]
+        for c in coeffs:
+            c = c.xreplace(back)
+            if factor and c.free_symbols:
+                c = sp.factor(c)
+            if c == 0:
+                continue
+            coeff, core = c.as_coeff_Mul()
+            out.append(core if coeff.is_number and coeff != 0 else c)
+    return _unique_up_to_sign(out)
+
+
+def _unique_up_to_sign(conds) -> list:
+    uniq, seen = [], set()
+    for c in conds:
+        if c not in seen:
+            uniq.append(c)
+            seen.update((c, -c))
+    return uniq
+
+
+def _reduced_coefficients(num: sp.Expr, gens: list, relations: list) -> list:
+    """Coefficients of ``num`` as a polynomial in ``gens`` after reduction modulo ``S² + C² = 1``
+    (``S^e → S^(e mod 2) (1 − C²)^(e div 2)``), done on the monomial dictionary."""
+    P = sp.Poly(num, *gens)
+    dom = P.domain
+    pos = {g: i for i, g in enumerate(gens)}
+    pairs = [(pos[S], pos[C]) for S, C in relations if S in pos and C in pos]
+    acc: dict = {}
+    for monom, coeff in P.terms():
+        terms = [(list(monom), sp.S.One)]
+        for iS, iC in pairs:
+            new = []
+            for mon, fac in terms:
+                e = mon[iS]
+                if e < 2:
+                    new.append((mon, fac))
+                    continue
+                j = e // 2
+                for r in range(j + 1):  # (1 − C²)^j = Σ_r binom(j, r) (−1)^r C^(2r)
+                    m2 = list(mon)
+                    m2[iS] = e % 2
+                    m2[iC] += 2 * r
+                    new.append((m2, fac * sp.binomial(j, r) * (-1) ** r))
+            terms = new
+        for mon, fac in terms:
+            key = tuple(mon)
+            acc[key] = acc.get(key, sp.S.Zero) + fac * coeff
+    out = []
+    for c in acc.values():
+        c = sp.expand(c)
+        if c != 0:
+            out.append(c)
+    return out
+
+
+@dataclass(frozen=True)
+class _BlockSolution:
+    """Solutions of the independent blocks of a linear system (see :func:`_solve_in_blocks`)."""
+
+    columns: tuple      # per block: its unknown indices
+    rows: tuple         # per block: its equation indices
+    solutions: tuple    # per block: LinearSolution
+    ncols: int
+    inconsistent: tuple  # equations without unknowns and with a nonzero right side
+
+    @property
+    def conditions(self) -> tuple:
+        return self.inconsistent + tuple(c for s in self.solutions for c in s.conditions)
+
+    def combined(self) -> tuple:
+        """``(particular, free_directions)`` of the whole system."""
+        particular = [sp.S.Zero] * self.ncols
+        free = []
+        for cols, sol in zip(self.columns, self.solutions):
+            for c, val in zip(cols, sol.particular):
+                particular[c] = val
+            for d in sol.free_directions:
+                vec = [sp.S.Zero] * self.ncols
+                for c, val in zip(cols, d):
+                    vec[c] = val
+                free.append(tuple(vec))
+        return tuple(particular), tuple(free)
+
+    def at(self, A: sp.Matrix, b: Sequence, sub: dict) -> "_BlockSolution":
+        """The solution at special parameter values ``sub``.  A block is solved again if it has
+        solvability conditions, if its rank drops there (checked numerically) or if a
+        denominator of its generic solution vanishes there; otherwise the generic solution
+        is specialised."""
+        sols = []
+        params = set(sub)
+        for cols, rows, sol in zip(self.columns, self.rows, self.solutions):
+            block = A.extract(list(rows), list(cols))
+            if not free_symbols(list(block) + [b[r] for r in rows]) & params:
+                sols.append(sol)
+                continue
+            dens = [sp.fraction(sp.cancel(e))[1] for e in sol.particular if e != 0]
+            dens += [sp.fraction(sp.cancel(e))[1] for d in sol.free_directions for e in d if e != 0]
+            special = block.xreplace(sub)
+            if (sol.conditions or generic_rank(special) < sol.rank
+                    or any(vanishes(d.xreplace(sub)) for d in dens if d.free_symbols & params)):
+                sols.append(solve_generic(special, [b[r].xreplace(sub) for r in rows]))
+            else:
+                sols.append(type(sol)(tuple(e.xreplace(sub) for e in sol.particular),
+                                      tuple(tuple(e.xreplace(sub) for e in d) for d in sol.free_directions),
+                                      sol.free_unknowns, (), sol.rank))
+        return _BlockSolution(self.columns, self.rows, tuple(sols), self.ncols,
+                              tuple(e.xreplace(sub) for e in self.inconsistent if e.xreplace(sub) != 0))
+
+
+def _solve_in_blocks(A: sp.Matrix, b: Sequence) -> _BlockSolution:
+    """``solve_generic`` on the independent blocks of ``A z = b`` (unknowns linked by shared
+    equations); Gauss–Jordan elimination is cubic, so small blocks are much cheaper."""
+    nrows, ncols = A.shape
+    parent = list(range(ncols))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    rows_cols = [[c for c in range(ncols) if A[r, c] != 0] for r in range(nrows)]
+    for cols in rows_cols:
+        for c in cols[1:]:
+            parent[find(c)] = find(cols[0])
+    blocks: dict = {}
+    for c in range(ncols):
+        blocks.setdefault(find(c), []).append(c)
+    inconsistent = tuple(b[r] for r, cols in enumerate(rows_cols) if not cols and b[r] != 0)
+    columns, rows_of, sols = [], [], []
+    for cols in blocks.values():
+        rows = [r for r in range(nrows) if rows_cols[r] and find(rows_cols[r][0]) == find(cols[0])]
+        columns.append(tuple(cols))
+        rows_of.append(tuple(rows))
+        sols.append(solve_generic(A.extract(rows, cols), [b[r] for r in rows]))
+    return _BlockSolution(tuple(columns), tuple(rows_of), tuple(sols), ncols, inconsistent)
+
+
+def _drop_nonzero_factors(cond: sp.Expr, variables: set) -> sp.Expr:
+    """Remove from a factored condition the numbers and the factors that cannot vanish
+    (positive expressions free of parameters, e.g. ``y**2 + 1``)."""
+    factors = sp.Mul.make_args(sp.factor(cond))
+    keep = []
+    for f in factors:
+        base = f.base if f.is_Pow and f.exp.is_positive else f
+        if base.is_number:
+            continue
+        if base.free_symbols <= variables and base.is_positive:
+            continue
+        keep.append(base)
+    return sp.Mul(*keep)
+
+
+def _parameter_equations(conditions: Sequence, variables: set) -> list:
+    """Split conditions that still depend on the variables into conditions on the other symbols."""
+    out = []
+    for c in conditions:
+        c = _drop_nonzero_factors(c, variables)
+        if c.free_symbols & variables:
+            out.extend(vanishing_conditions([c], variables))
+        else:
+            out.append(c)
+    return [c for c in out if c != 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChaplyginVerdict:
+    """Consistency of Γ_nh with the vakonomic problem for the section ``σ = −p`` (THEORY §7).
+
+    For a Chaplygin system weak and strong consistency coincide for this section:
+    both hold iff ``p_a R^a_αβ v^β = 0`` on C.
+
+    Attributes
+    ----------
+    holds : bool or None
+        True if the condition holds identically, False if it fails for every value of
+        the parameters, None if it holds only under ``conditions``.
+    residuals : tuple
+        ``p_a|_C R^a_αβ v^β`` for α < m, functions of ``(q, v^α)``.
+    conditions : tuple
+        Expressions that must all vanish (in the parameters, or in q for undefined
+        functions), empty when ``holds`` is True.
+    reason : str
+    """
+
+    holds: bool | None
+    residuals: tuple
+    conditions: tuple
+    reason: str
+
+    def __bool__(self):
+        return bool(self.holds)
+
+    def to_dict(self) -> dict:
+        return {"holds": self.holds, "residuals": [str(r) for r in self.residuals],
+                "conditions": [str(c) for c in self.conditions], "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class VariationalLagrangianCheck:
+    """Prop. 5 and Prop. 6 of seed 004 for ``L̂ = L − p_a v^a`` (THEORY §7).
+
+    Attributes
+    ----------
+    lagrangian : Lagrangian
+        L̂ in the Hamel chart of the Chaplygin frame.
+    invariance_residuals : tuple
+        ``Ẽ_a^C(L̂)`` (natural coordinates); all zero: L̂ is G-invariant.
+    hessian_on_C : sympy.ImmutableMatrix
+        The frame Hessian of L̂ on C; Prop. 5: ``diag(g_αβ, −g_ab)``.
+    mixed_block_vanishes : bool
+        ``∂²L̂/∂v^α∂v^a = 0`` on C.
+    regular_D, regular_g : bool
+        L regular w.r.t. D (``g_αβ|_C``) and w.r.t. 𝔤 (``g_ab|_C``).
+    accelerations_on_C : tuple
+        ``Γ̂^i`` of the Euler–Lagrange field of L̂ on C (n entries).
+    tangent_to_C : bool
+        ``Γ̂^a = 0`` on C.
+    difference : tuple
+        ``Γ̂^α − Γ_nh^α`` on C.
+    equals_nonholonomic : bool
+        Prop. 6: the field on C is Γ_nh (iff the Chaplygin condition holds).
+    """
+
+    lagrangian: Lagrangian
+    invariance_residuals: tuple
+    hessian_on_C: sp.ImmutableMatrix
+    mixed_block_vanishes: bool
+    regular_D: bool
+    regular_g: bool
+    accelerations_on_C: tuple
+    tangent_to_C: bool
+    difference: tuple
+    equals_nonholonomic: bool
+
+    @property
+    def invariant(self) -> bool:
+        return all(r == 0 for r in self.invariance_residuals)
+
+    def to_dict(self) -> dict:
+        return {
+            "lagrangian": str(self.lagrangian.natural_expr()),
+            "invariant": self.invariant,
+            "hessian_block_diagonal_on_C": self.mixed_block_vanishes,
+            "regular_D": self.regular_D,
+            "regular_g": self.regular_g,
+            "tangent_to_C": self.tangent_to_C,
+            "equals_nonholonomic": self.equals_nonholonomic,
+        }
+
+
+@dataclass(frozen=True)
+class MomentumSection:
+    """A strongly consistent section ``σ = −p + c`` (c constants of motion of Γ_nh), found by the search.
+
+    Attributes
+    ----------
+    c : tuple
+        ``c_a(q, v^α)``, possibly with free constants ``free_constants``.
+    section : tuple
+        ``σ_a = −p_a|_C + c_a``.
+    parameter_values : dict
+        Parameter values under which the section works (empty: for all values).
+    free_constants : tuple
+        Symbols that may take any value.
+    verified : bool
+        The consistency conditions were checked by substitution.
+    """
+
+    c: tuple
+    section: tuple
+    parameter_values: dict
+    free_constants: tuple
+    verified: bool
+
+    def to_dict(self) -> dict:
+        return {"c": [str(e) for e in self.c], "section": [str(e) for e in self.section],
+                "parameter_values": {str(k): str(v) for k, v in self.parameter_values.items()},
+                "free_constants": [str(s) for s in self.free_constants], "verified": self.verified}
+
+
+@dataclass(frozen=True)
+class MomentumSectionSearch:
+    """Result of :meth:`ChaplyginSystem.momentum_sections`.
+
+    Attributes
+    ----------
+    ansatz : tuple
+        The functions ``f_k(q, v^α)``; ``c_a = Σ_k κ_ak f_k``.
+    conditions : tuple
+        Conditions on the parameters for a solution to exist (empty if one exists
+        for generic parameter values), polynomial numerators.
+    sections : tuple of MomentumSection
+        The sections found (for generic parameters, or at the special values).
+    """
+
+    ansatz: tuple
+    conditions: tuple
+    sections: tuple
+
+    def to_dict(self) -> dict:
+        return {"ansatz": [str(f) for f in self.ansatz], "conditions": [str(c) for c in self.conditions],
+                "sections": [s.to_dict() for s in self.sections]}
+
+
+# ---------------------------------------------------------------------------------------------
+# The Chaplygin system
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ChaplyginSystem:
+    """A Chaplygin system: invariant L, invariant D, D a principal connection (THEORY §7).
+
+    Parameters
+    ----------
+    lagrangian : Lagrangian
+    constraints : LinearConstraints or sequence of expressions
+        Linear constraints (their distribution is D).
+    action : LieGroupAction or sequence of generator rows
+        The fundamental vector fields ``Ẽ_a`` (rows are read as a left action
+        with computed structure constants).
+    shape_coordinates : sequence, optional
+        Coordinates not moved by the group whose horizontal lifts form the
+        ``X_α``; by default all coordinates with ``Ẽ_a(q) = 0``.  If there are
+        not ``m`` of them the ``X_α`` are another basis of D (Γ_nh, p_a, μ_a, the
+        section −p and L̂ do not depend on that choice; only ``[X_α, Ẽ_a] = 0``
+        may fail).
+
+    Raises
+    ------
+    NotPrincipalConnectionError
+        If ``rank D + dim G ≠ n`` or some combination of generators lies in D.
+    NonInvariantLagrangianError
+        If ``Ẽ_a^C(L) ≠ 0``.
+    NonInvariantDistributionError
+        If ``[Ẽ_a, X] ∉ D`` for some X in D.
+    NonFreeActionError, StructureConstantsError
+        From :class:`LieGroupAction`.
+
+    Examples
+    --------
+    The vertical rolling disk, translations in (x, y):
+
+    >>> import sympy as sp
+    >>> from anholo import Chart, Frame, Lagrangian
+    >>> chart = Chart("x y theta phi")
+    >>> x, y, th, ph = chart.coordinates
+    >>> xd, yd, thd, phd = chart.velocities
+    >>> L = Lagrangian(Frame.coordinate(chart), (xd**2 + yd**2 + thd**2 + phd**2) / 2)
+    >>> disk = ChaplyginSystem(L, ["x_dot - cos(theta)*phi_dot", "y_dot - sin(theta)*phi_dot"],
+    ...                        [[1, 0, 0, 0], [0, 1, 0, 0]])
+    >>> disk.shape_coordinates
+    (theta, phi)
+    >>> disk.consistency().holds            # p_a R^a_αβ v^β = 0: σ = −p works
+    True
+    """
+
+    lagrangian: Lagrangian
+    constraints: LinearConstraints
+    action: LieGroupAction
+    shape_coordinates: tuple = None
+    nonholonomic: NonholonomicSystem = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        L = self.lagrangian
+        if not isinstance(L, Lagrangian):
+            raise DimensionError(f"expected a Lagrangian, got {type(L).__name__}.")
+        chart = L.frame.chart
+        C = self.constraints
+        if not isinstance(C, LinearConstraints):
+            C = LinearConstraints.from_expressions(chart, list(C))
+            object.__setattr__(self, "constraints", C)
+        if C.chart != chart:
+            raise DimensionError("the constraints live on another chart than the Lagrangian.")
+        if C.is_affine:
+            raise NotPrincipalConnectionError(
+                "the constraints are affine (θ^a(u) = b^a(q)); a Chaplygin system has linear constraints whose "
+                "distribution D is a principal connection."
+            )
+        G = self.action
+        if not isinstance(G, LieGroupAction):
+            G = LieGroupAction(chart, list(G))
+            object.__setattr__(self, "action", G)
+        if G.chart != chart:
+            raise DimensionError("the group action lives on another chart than the Lagrangian.")
+        n, m, k = chart.dim, C.rank_D, G.dim
+        if m + k != n:
+            raise NotPrincipalConnectionError(
+                f"D ⊕ vertical = TQ needs rank D + dim G = n, but rank D = {m}, dim G = {k}, n = {n}. A Chaplygin "
+                "system has as many constraints as group generators."
+            )
+        omega_E = sp.Matrix(C.forms) * G.matrix.T
+        if generic_rank(omega_E) < k:
+            raise NotPrincipalConnectionError(
+                "some combination of the generators lies in D (the matrix ω^a(Ẽ_b) is singular), so D is not "
+                "complementary to the orbits: D is not a principal connection for this action."
+            )
+        self._check_lagrangian_invariant(L, G)
+        base = C.adapted_frame()
+        self._check_distribution_invariant(C, G, [base.vector(al) for al in range(m)])
+        shape = self._shape(chart, C, G, m)
+        object.__setattr__(self, "shape_coordinates", shape)
+        if shape is not None:
+            group_coords = [q for q in chart.coordinates if q not in shape]
+            horizontal = Frame.adapted_to_constraints(chart, C.forms, dependent=group_coords)
+            free = [q for q in chart.coordinates if q in shape]  # the X_α come in this (chart) order
+            rows = [list(horizontal.vectors.row(free.index(s))) for s in shape]
+        else:
+            rows = [list(base.vectors.row(al)) for al in range(m)]
+        rows += [list(g.components) for g in G.generators]
+        frame = Frame(chart, rows, rank_D=m)
+        nh = NonholonomicSystem(L, C, frame=frame)
+        object.__setattr__(self, "nonholonomic", nh)
+
+    # --- checks -------------------------------------------------------------------------------
+    @staticmethod
+    def _check_lagrangian_invariant(L: Lagrangian, G: LieGroupAction) -> None:
+        Ln = L.natural_expr()
+        for a in range(G.dim):
+            r = G.complete_lift(a, Ln)
+            if not vanishes(r):
+                raise NonInvariantLagrangianError(
+                    f"the Lagrangian is not invariant under the group: E{a + 1}^C(L) = {tidy(r)} ≠ 0 "
+                    f"(E{a + 1} = {G.generators[a]}). A Chaplygin system needs a G-invariant Lagrangian; check "
+                    "the generators, or drop the symmetry."
+                )
+
+    @staticmethod
+    def _check_distribution_invariant(C: LinearConstraints, G: LieGroupAction, spanning) -> None:
+        forms = sp.Matrix(C.forms)
+        for a, E in enumerate(G.generators):
+            for al, Y in enumerate(spanning):
+                br = sp.Matrix(E.bracket(Y).components)
+                vals = forms * br
+                if not all(vanishes(e) for e in vals):
+                    raise NonInvariantDistributionError(
+                        f"the constraint distribution D is not invariant under the group: [E{a + 1}, Y{al + 1}] "
+                        f"leaves D for Y{al + 1} = {Y} in D (ω([E, Y]) = {tuple(tidy(e) for e in vals)}). The "
+                        "constraints of a Chaplygin system must be G-invariant."
+                    )
+
+    def _shape(self, chart, C, G, m):
+        if self.shape_coordinates is not None:
+            shape = tuple(chart.coordinates[chart.index(s)] if isinstance(s, (str, sp.Symbol)) else
+                          chart.coordinates[s] for s in self.shape_coordinates)
+            if len(shape) != m:
+                raise DimensionError(f"need {m} shape coordinates (rank D), got {len(shape)}.")
+            moved = [s for s in shape if G.moves(s)]
+            if moved:
+                raise SymmetryError(
+                    f"shape coordinates must not be moved by the group, but {moved[0]} is "
+                    "(some generator has a component along it)."
+                )
+        else:
+            shape = tuple(q for q in chart.coordinates if not G.moves(q))
+            if len(shape) != m:
+                return None
+        cols = [chart.coordinates.index(q) for q in chart.coordinates if q not in shape]
+        if generic_rank(sp.Matrix(C.forms)[:, cols]) < len(cols):
+            if self.shape_coordinates is not None:
+                raise NotPrincipalConnectionError(
+                    f"the constraints cannot be solved for the velocities of {[chart.coordinates[c] for c in cols]}, "
+                    "so the shape coordinates given do not parametrise D."
+                )
+            return None
+        return shape
+
+    # --- basic data ------------------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        """The Chaplygin frame: ``X_α`` horizontal, then ``X_{m+a} = Ẽ_a``."""
+        return self.nonholonomic.frame
+
+    @property
+    def m(self) -> int:
+        return self.nonholonomic.m
+
+    @property
+    def n(self) -> int:
+        return self.nonholonomic.n
+
+    @property
+    def bundle(self):
+        return self.nonholonomic.bundle
+
+    def horizontal_is_invariant(self) -> bool:
+        """``[X_α, Ẽ_a] = 0`` for all α, a (true for horizontal lifts of shape coordinate fields)."""
+        R, m, n = self.frame.structure, self.m, self.n
+        return all(R[k][al][a] == 0 for k in range(n) for al in range(m) for a in range(m, n))
+
+    def curvature(self) -> dict:
+        """Nonzero ``R^a_αβ`` (``[X_α, X_β]`` vertical part), 0-based keys ``(a, α, β)``, α < β."""
+        return self.nonholonomic.curvature()
+
+    @cached_property
+    def momenta(self) -> tuple:
+        """``p_a = X_a^V(L) = ∂L/∂v^a`` on TQ (a = m..n−1, i.e. along the generators)."""
+        return self.nonholonomic.lagrangian.momenta[self.m:]
+
+    @cached_property
+    def momenta_on_C(self) -> tuple:
+        """``p_a|_C`` as functions of ``(q, v^α)``."""
+        return tuple(reduce_if_cheap(self.nonholonomic.restrict(p), 400) for p in self.momenta)
+
+    def multipliers(self) -> tuple:
+        """``μ_a = Γ_nh(p_a)`` on C (THEORY §7; equals the multipliers of :meth:`NonholonomicSystem.field`)."""
+        f = self.nonholonomic.field()
+        return tuple(reduce_if_cheap(f(p), 400) for p in self.momenta)
+
+    def momentum_section(self) -> tuple:
+        """The natural section ``σ_a = −p_a|_C``."""
+        return tuple(-p for p in self.momenta_on_C)
+
+    # --- consistency with σ = −p ----------------------------------------------------------------
+    def chaplygin_condition(self) -> tuple:
+        """``p_a|_C R^a_αβ v^β`` for α < m: the residuals of weak (= strong) consistency with σ = −p."""
+        return self._weak_residuals(self.momenta_on_C, sign=1)
+
+    def _weak_residuals(self, sigma_like, sign) -> tuple:
+        R, m, n = self.frame.structure, self.m, self.n
+        v = self.nonholonomic.free_velocities
+        out = []
+        for al in range(m):
+            terms = [sign * sigma_like[a - m] * R[a][al][be] * v[be]
+                     for a in range(m, n) for be in range(m) if R[a][al][be] != 0 and sigma_like[a - m] != 0]
+            out.append(tidy(sp.Add(*terms)))
+        return tuple(out)
+
+    @cached_property
+    def _variables(self) -> set:
+        return set(self.frame.chart.coordinates) | set(self.nonholonomic.free_velocities)
+
+    def consistency(self) -> ChaplyginVerdict:
+        """Weak = strong consistency with σ = −p: ``p_a R^a_αβ v^β = 0`` on C (THEORY §7, Prop. 6).
+
+        Returns a verdict with the residuals; if they vanish only for special
+        parameter values, ``holds`` is None and ``conditions`` lists the equations
+        (with their factors, e.g. ``a*m0``) that must vanish.
+        """
+        from sympy.core.function import AppliedUndef
+
+        res = self.chaplygin_condition()
+        if all(vanishes(r) for r in res):
+            return ChaplyginVerdict(True, res, (), "p_a R^a_αβ v^β = 0 on C: σ = −p is strongly consistent")
+        variables = self._variables
+        by_velocity = vanishing_conditions(res, set(self.nonholonomic.free_velocities))
+        if any(c.has(AppliedUndef) for c in by_velocity):
+            conds = tuple(_drop_nonzero_factors(c, variables) for c in by_velocity)
+            text = " and ".join(f"{c} = 0" for c in conds)
+            return ChaplyginVerdict(None, res, conds, f"σ = −p is consistent iff {text}")
+        conds = tuple(_unique_up_to_sign(self._admissible(_parameter_equations(by_velocity, variables))))
+        if not conds or any(c.is_number for c in conds):
+            return ChaplyginVerdict(False, res, (), "p_a R^a_αβ v^β ≠ 0 on C for all parameter values: "
+                                    "σ = −p is not consistent")
+        return ChaplyginVerdict(None, res, conds, "σ = −p is consistent iff " + _describe(conds))
+
+    def _admissible(self, conds) -> list:
+        """Drop from each condition the parameter factors p whose vanishing makes L irregular w.r.t.
+        D or 𝔤 (e.g. a mass): the Chaplygin theory assumes both (Prop. 5).  A condition left
+        without factors cannot hold: it becomes the number 1."""
+        nh, m = self.nonholonomic, self.m
+        blocks = [nh.hessian_D, nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]]
+        out = []
+        for c in conds:
+            keep = []
+            for f in sp.Mul.make_args(sp.factor(c)):
+                base = f.base if f.is_Pow and f.exp.is_positive else f
+                if base.is_Symbol and base in self.frame.chart.parameters:
+                    if any(generic_rank(B.xreplace({base: 0})) < B.rows for B in blocks):
+                        continue
+                keep.append(base)
+            out.append(sp.Mul(*keep))
+        return out
+
+    # --- the variational Lagrangian ---------------------------------------------------------------
+    @cached_property
+    def variational_lagrangian(self) -> Lagrangian:
+        """``L̂ = L − p_a v^a`` on TQ (Prop. 5 of seed 004), in the Chaplygin frame's Hamel chart."""
+        nh = self.nonholonomic
+        v = nh.bundle.quasi_velocities
+        expr = nh.lagrangian.expr - sp.Add(*[p * v[self.m + a] for a, p in enumerate(self.momenta)])
+        return Lagrangian(nh.bundle, sp.expand(expr))
+
+    def check_variational_lagrangian(self) -> VariationalLagrangianCheck:
+        """Prop. 5 (invariance, Hessian on C, regularity, tangency to C) and Prop. 6 for L̂.
+
+        Raises
+        ------
+        IrregularLagrangianError
+            If L̂ is not regular on C (L not regular w.r.t. D or 𝔤).
+        """
+        nh, m, n = self.nonholonomic, self.m, self.n
+        Lhat = self.variational_lagrangian
+        G = self.action
+        Ln = Lhat.natural_expr()
+        inv = tuple(sp.S.Zero if vanishes(r) else tidy(r) for r in (G.complete_lift(a, Ln) for a in range(G.dim)))
+        H = Lhat.hessian.applyfunc(lambda e: reduce_if_cheap(nh.restrict(e), 400))
+        mixed = all(vanishes(H[al, a]) for al in range(m) for a in range(m, n))
+        regular_D = generic_rank(H[:m, :m]) == m
+        gab = nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]
+        regular_g = generic_rank(gab) == n - m
+        field = Lhat.euler_lagrange_field()
+        acc = tuple(reduce_if_cheap(nh.restrict(a), 400) for a in field.accelerations)
+        tangent = all(vanishes(a) for a in acc[m:])
+        gamma_nh = nh.field().accelerations
+        diff = tuple(a - g for a, g in zip(acc[:m], gamma_nh))
+        equal = all(vanishes(d) for d in diff)
+        return VariationalLagrangianCheck(Lhat, inv, sp.ImmutableMatrix(H), mixed, regular_D, regular_g,
+                                          acc, tangent, diff, equal)
+
+    # --- sections −p + c -----------------------------------------------------------------------------
+    def momentum_sections(self, ansatz: Sequence, solve_for=None) -> MomentumSectionSearch:
+        """Search strongly consistent sections ``σ = −p + c`` with ``c_a = Σ_k κ_ak f_k`` (THEORY §7).
+
+        The conditions are (THEORY §6 with ``μ_b = Γ_nh(p_b)`` and ``R^a_bβ = 0``):
+        ``Γ_nh(c_b) = 0`` (c constants of motion) and ``(c_a − p_a) R^a_αβ v^β = 0`` on
+        C.  They are linear in the unknown constants ``κ``; their coefficients of the
+        monomials in ``(q, v^α, sin, cos, …)`` (see :func:`vanishing_conditions`) give a
+        linear system solved at a generic parameter point.  If it is solvable only
+        for special parameter values, the solvability conditions are returned and,
+        for the parameter ``solve_for`` (default: each parameter of the conditions
+        in turn until one gives a section), the special values are found, the system
+        re-solved there, and every section verified by substitution.
+
+        Parameters
+        ----------
+        ansatz : sequence of expressions
+            Functions ``f_k`` of ``(q, v^α)``, e.g. ``[v1, v2, cos(theta)*v1, …]``.
+        solve_for : Symbol or str, optional
+            The parameter to solve the solvability conditions for.
+        """
+        nh = self.nonholonomic
+        chart = self.frame.chart
+        funcs = tuple(sp.sympify(f) for f in ansatz)
+        k = self.n - self.m
+        kappa = [[sp.Dummy(f"kappa{a}_{j}") for j in range(len(funcs))] for a in range(k)]
+        c = [sp.Add(*[kk * f for kk, f in zip(kappa[a], funcs)]) for a in range(k)]
+        unknowns = [s for row in kappa for s in row]
+        residuals = self._section_residuals(c)
+        eqs = vanishing_conditions(residuals, self._variables, factor=False)
+        A, b = sp.linear_eq_to_matrix(eqs, unknowns)
+        sol = _solve_in_blocks(A, list(b))
+        params = [p for p in chart.parameters]
+        if not sol.conditions:
+            found = [self._section_from(sol, kappa, c, {})]
+            return MomentumSectionSearch(funcs, (), tuple(s for s in found if s is not None))
+        conds = tuple(dict.fromkeys(sp.factor(sp.fraction(sp.cancel(x))[0]) for x in sol.conditions))
+        conds = tuple(_drop_nonzero_factors(x, self._variables) for x in conds)
+        if solve_for is not None:
+            targets = [chart.parameters[[p.name for p in params].index(str(solve_for))]]
+        else:
+            targets = [p for p in params if any(x.has(p) for x in conds)]
+        sections = []
+        for p in targets:
+            for value in self._special_values(p, conds, sol):
+                sub = {p: value}
+                sol2 = sol.at(A, b, sub)
+                if sol2.conditions:
+                    continue
+                s = self._section_from(sol2, kappa, [e.xreplace(sub) for e in c], sub)
+                if s is not None:
+                    sections.append(s)
+            if sections:
+                break
+        return MomentumSectionSearch(funcs, conds, tuple(sections))
+
+    def _section_residuals(self, c) -> list:
+        f = self.nonholonomic.field()
+        weak = self._weak_residuals([ci - p for ci, p in zip(c, self.momenta_on_C)], sign=1)
+        return list(weak) + [f(ci) for ci in c]
+
+    @staticmethod
+    def _special_values(p, conds, sol) -> list:
+        real = sp.Dummy(p.name, real=True)
+        vals = []
+        for x in conds:
+            for fct in sp.Mul.make_args(sp.factor(x)):
+                fct = fct.base if fct.is_Pow else fct
+                if not fct.has(p):
+                    continue
+                for r in sp.solve(fct.xreplace({p: real}), real):
+                    vals.append(r)
+        # zeros of denominators of the generic solution: pivots that may vanish there
+        for e in sol.combined()[0]:
+            den = sp.fraction(sp.cancel(e))[1]
+            for fct in sp.Mul.make_args(sp.factor(den)):
+                fct = fct.base if fct.is_Pow else fct
+                if fct.has(p):
+                    vals.extend(sp.solve(fct.xreplace({p: real}), real))
+        out = []
+        for v in vals:
+            v = v.xreplace({real: p})
+            if v not in out:
+                out.append(v)
+        return out
+
+    def _section_from(self, sol, kappa, c, sub) -> MomentumSection | None:
+        k = len(kappa)
+        unknowns = [s for row in kappa for s in row]
+        particular, directions = sol.combined()
+        free = [sp.Symbol(f"c_free{j + 1}", real=True) for j in range(len(directions))]
+        values = list(particular)
+        for s, d in zip(free, directions):
+            values = [v + s * e for v, e in zip(values, d)]
+        assign = {u: val if val.is_Atom else sp.factor(val) for u, val in zip(unknowns, values)}
+        cvals = tuple(sp.collect(sp.expand(xreplace_dag(ci, assign)), free) if free else
+                      sp.expand(xreplace_dag(ci, assign)) for ci in c)
+        residuals = [xreplace_dag(r, sub) for r in self._section_residuals(list(cvals))]
+        rng = random.Random(11)
+        points = [random_point(free_symbols(residuals), rng) for _ in range(3)]
+        ok = all(numerically_zero(r, points, tol=1e-10) for r in residuals)
+        if not ok:
+            return None
+        momenta = tuple(p.xreplace(sub) for p in self.momenta_on_C)
+        section = tuple(ci - p for ci, p in zip(cvals, momenta))
+        used = tuple(s for s in free if any(ci.has(s) for ci in cvals))
+        return MomentumSection(cvals, section, dict(sub), used, ok)
+
+    def default_ansatz(self) -> tuple:
+        """Functions for :meth:`momentum_sections`: the free velocities times
+        ``{1, sin q, cos q (q in trigonometric terms)} ∪ {moved coordinates} ∪`` their products."""
+        chart = self.frame.chart
+        exprs = list(self.frame.vectors) + [self.nonholonomic.lagrangian.expr]
+        trig_args = sorted({f.args[0] for e in exprs for f in sp.sympify(e).atoms(sp.sin, sp.cos)},
+                           key=sp.default_sort_key)
+        base = [sp.S.One] + [g(a) for a in trig_args for g in (sp.cos, sp.sin)]
+        moved = [q for q in chart.coordinates if self.action.moves(q)
+                 and not any(a.has(q) for a in trig_args)]
+        funcs = base + [q * b for q in moved for b in base]
+        return tuple(f * v for f in funcs for v in self.nonholonomic.free_velocities)
+
+    def __str__(self):
+        return f"Chaplygin system: {self.nonholonomic}; {self.action}"
+
+
+def _describe(conds) -> str:
+    parts = []
+    for c in conds:
+        factors = [f.base if f.is_Pow else f for f in sp.Mul.make_args(sp.factor(c))]
+        factors = [f for f in factors if not f.is_number]
+        parts.append(" or ".join(f"{f} = 0" for f in factors) if len(factors) > 1 else f"{c} = 0")
+    return " and ".join(f"({p})" if " or " in p and len(parts) > 1 else p for p in parts)
