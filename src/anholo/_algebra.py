@@ -38,6 +38,21 @@ __all__ = [
 _TRIG_HYPER = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc, sp.sinh, sp.cosh, sp.tanh)
 
 
+def _remainder_in_sine(poly: sp.Expr, S: sp.Symbol, C: sp.Symbol) -> sp.Expr:
+    """Remainder of a polynomial in S (and other generators) on division by ``S^2 + C^2 − 1`` in S.
+
+    Each ``S^k`` becomes ``S^(k mod 2) (1 − C^2)^(k div 2)``; after expansion the
+    result is at most linear in S — what ``sympy.rem(poly, S**2 + C**2 - 1, S)``
+    gives, without building polynomial rings.
+    """
+    def lower(p):
+        k = int(p.exp)
+        return S ** (k % 2) * (1 - C**2) ** (k // 2)
+
+    reduced = poly.replace(lambda e: e.is_Pow and e.base == S and e.exp.is_Integer and e.exp > 1, lower)
+    return sp.expand(reduced)
+
+
 def _pythagorean_reduce(expr: sp.Expr) -> sp.Expr:
     """Reduce a rational function of sin(a), cos(a) modulo ``sin(a)^2 + cos(a)^2 − 1``.
 
@@ -66,11 +81,10 @@ def _pythagorean_reduce(expr: sp.Expr) -> sp.Expr:
     gens = expr.xreplace(repl)
     num, den = (sp.expand(gens), sp.S.One) if _is_polynomial(gens) else sp.fraction(sp.cancel(gens))
     for S, C in relations:
-        rel = S**2 + C**2 - 1
         if num.has(S):
-            num = sp.rem(num, rel, S)
+            num = _remainder_in_sine(num, S, C)
         if den.has(S):
-            den = sp.rem(den, rel, S)
+            den = _remainder_in_sine(den, S, C)
     if den == 1:
         return sp.expand(num).xreplace(back)
     return sp.cancel(num / den).xreplace(back)
