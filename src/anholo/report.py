@@ -115,6 +115,8 @@ class Report:
             }
         if s.get("consistency") is not None:
             out["consistency"] = s["consistency"].to_dict()
+        if s.get("chaplygin") is not None:
+            out["chaplygin"] = _chaplygin_dict(s["chaplygin"])
         return out
 
     def to_json(self) -> str:
@@ -213,6 +215,8 @@ class Report:
         if cons is not None:
             head = "Consistency of the nonholonomic and vakonomic dynamics (THEORY section 6)"
             lines += ["", head, "-" * len(head)] + cons.lines()
+        if self.sections.get("chaplygin") is not None:
+            lines += _chaplygin_text(self.sections["chaplygin"])
         return lines
 
     # --- LaTeX ----------------------------------------------------------------------
@@ -297,7 +301,10 @@ def analyze(system, *, simplify: bool = False) -> Report:
         sections["nonholonomic"] = _nonholonomic_section(system, simplify)
         if not sections["nonholonomic"]["affine"]:
             sections["vakonomic"] = _vakonomic_section(system, simplify)
-            sections["consistency"] = consistency_section(system)
+            chaplygin = _chaplygin_section(system, simplify)
+            if chaplygin is not None:
+                sections["chaplygin"] = chaplygin
+            sections["consistency"] = consistency_section(system, chaplygin["sections"] if chaplygin else ())
     return Report(system, sections)
 
 
@@ -375,3 +382,93 @@ def _nonholonomic_section(system, simplify: bool) -> dict:
         "multipliers": [_present(e, simplify) for e in field.coordinate_multipliers()],
         "mu": [_present(e, simplify) for e in field.multipliers],
     }
+
+
+def _chaplygin_section(system, simplify: bool):
+    """The Chaplygin analysis of a file with a ``[symmetry]`` table (THEORY §7), or None.
+
+    Frame, curvature, momenta and multipliers μ = Γ_nh(p), the verdict for σ = −p, L̂ with
+    Prop. 5/6 and, when −p fails, a search of sections −p + c in the default ansatz; the
+    sections −p and −p + c (in the adapted frame of ``system.nonholonomic()``) are handed to
+    the consistency report.
+    """
+    ch = system.chaplygin()
+    if ch is None:
+        return None
+    from .dynamics.consistency import Section
+
+    nh = system.nonholonomic()
+    verdict = ch.consistency()
+    sections = [Section(nh, ch.section_in(nh, ch.momentum_section()), "-p")]
+    search = None
+    if verdict.holds is not True:
+        search = ch.momentum_sections(ch.default_ansatz())
+        for k, found in enumerate(search.sections):
+            zero = {c: 0 for c in found.free_constants}
+            c = [e.xreplace(zero) for e in found.c]
+            if all(e == 0 for e in c):
+                continue
+            values = [e.xreplace(zero) for e in found.section]
+            conds = tuple(sp.Eq(p, v) for p, v in found.parameter_values.items())
+            sections.append(Section(nh, ch.section_in(nh, values), f"-p + c ({k + 1})", conds))
+    check = ch.check_variational_lagrangian()
+    return {
+        "system": ch,
+        "verdict": verdict,
+        "momenta": [_present(ch.nonholonomic.to_natural(p), simplify) for p in ch.momenta_on_C],
+        "multipliers": [_present(ch.nonholonomic.to_natural(m), simplify) for m in ch.multipliers()],
+        "check": check,
+        "search": search,
+        "sections": sections,
+    }
+
+
+def _chaplygin_dict(ch) -> dict:
+    sysc, F = ch["system"], ch["system"].frame
+    G = sysc.action
+    n = F.dim
+    return {
+        "group_dimension": G.dim,
+        "action": G.action,
+        "generators": [[str(e) for e in g.components] for g in G.generators],
+        "structure_constants": [[[str(e) for e in row] for row in mat] for mat in G.structure_constants],
+        "shape_coordinates": None if sysc.shape_coordinates is None else [q.name for q in sysc.shape_coordinates],
+        "frame": [[str(F.vectors[i, A]) for A in range(n)] for i in range(n)],
+        "curvature": {f"R^{a + 1}_{al + 1}{be + 1}": str(v) for (a, al, be), v in sysc.curvature().items()},
+        "momenta": [str(p) for p in ch["momenta"]],
+        "multipliers": [str(m) for m in ch["multipliers"]],
+        "minus_p": ch["verdict"].to_dict(),
+        "variational_lagrangian": ch["check"].to_dict(),
+        "search": None if ch["search"] is None else ch["search"].to_dict(),
+    }
+
+
+def _chaplygin_text(ch) -> list:
+    sysc = ch["system"]
+    G, F, m = sysc.action, sysc.frame, sysc.m
+    head = f"Chaplygin system (THEORY section 7): {G.action} action of a {G.dim}-dimensional group"
+    lines = ["", head, "-" * len(head)]
+    lines += [f"  E{a + 1} = {g}" for a, g in enumerate(G.generators)]
+    shape = sysc.shape_coordinates
+    lines.append("Chaplygin frame (X1..X%d horizontal%s, then the generators):"
+                 % (m, "" if shape is None else " lifts of d/" + ", d/".join(q.name for q in shape)))
+    lines += [f"  X{i + 1} = {F.vector(i)}" for i in range(F.dim)]
+    lines.append("Curvature R^a_alpha,beta:")
+    lines += [f"  R^{a + 1}_{al + 1}{be + 1} = {v}" for (a, al, be), v in sysc.curvature().items()] or ["  none"]
+    lines.append("Momenta p_a = X_a^V(L) on C, and multipliers mu_a = Gamma_nh(p_a):")
+    lines += [f"  p{a + 1} = {p}" for a, p in enumerate(ch["momenta"])]
+    lines += [f"  mu{a + 1} = {mu}" for a, mu in enumerate(ch["multipliers"])]
+    lines.append(f"Section sigma = -p: {ch['verdict'].reason}")
+    c = ch["check"]
+    lines.append("Variational Lagrangian L^ = L - p_a v^a (Prop. 5/6): "
+                 f"invariant {c.invariant}, Hessian block-diagonal on C {c.mixed_block_vanishes}, "
+                 f"regular w.r.t. D {c.regular_D} and g {c.regular_g}, EL field tangent to C {c.tangent_to_C}, "
+                 f"equal to Gamma_nh on C {c.equals_nonholonomic}")
+    if ch["search"] is not None:
+        found = ch["search"].sections
+        if not found:
+            lines.append("Sections -p + c (c constants of motion, default ansatz): none found")
+        for s in found:
+            where = ", ".join(f"{k} = {v}" for k, v in s.parameter_values.items()) or "all parameter values"
+            lines.append(f"Section -p + c for {where}: c = ({', '.join(map(str, s.c))})")
+    return lines

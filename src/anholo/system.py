@@ -50,6 +50,7 @@ class System:
     constraints: tuple = ()
     values: dict = None
     time: sp.Symbol = None
+    symmetry: dict = None
 
     @classmethod
     def from_spec(cls, spec) -> "System":
@@ -73,7 +74,27 @@ class System:
             constraints=tuple(spec.constraints),
             values=dict(spec.values),
             time=getattr(spec, "time", None),
+            symmetry=getattr(spec, "symmetry", None),
         )
+
+    def chaplygin(self):
+        """The Chaplygin system (THEORY §7) of the file's ``[symmetry]`` table, or None without one
+        (or without constraints).
+
+        Raises
+        ------
+        SymmetryError
+            (its subclasses) if the declared action is not free, the Lagrangian or D is not
+            invariant, or D is not a principal connection.
+        """
+        if not self.symmetry or not self.constraints:
+            return None
+        from .dynamics.chaplygin import ChaplyginSystem, LieGroupAction
+
+        sym = self.symmetry
+        action = LieGroupAction(self.chart, sym["generators"], sym.get("structure_constants"),
+                                sym.get("action", "left"))
+        return ChaplyginSystem(self.lagrangian, self.linear_constraints(), action)
 
     @property
     def has_constraints(self) -> bool:

@@ -326,3 +326,40 @@ def test_prop6_difference_is_g_inverse_p_R_v():
     lhs = g * sp.Matrix(check.difference)
     for l, r in zip(lhs, ch.chaplygin_condition()):
         assert same(l, r)
+
+
+# --- system files and the report ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, holds", [("vertical_rolling_disk", True), ("knife_edge", False),
+                                         ("nonholonomic_particle", False)])
+def test_bundled_symmetry_tables_and_report(name, holds):
+    from anholo.report import analyze
+
+    S = System.load(name)
+    ch = S.chaplygin()
+    assert ch.consistency().holds is holds
+    out = analyze(S).to_dict()
+    assert out["chaplygin"]["minus_p"]["holds"] is holds
+    assert out["chaplygin"]["variational_lagrangian"]["tangent_to_C"] is True
+    assert out["consistency"]["strong"] is (True if holds else out["consistency"]["strong"])
+    if holds:
+        assert out["consistency"]["section"] == "-p"
+
+
+def test_section_in_another_adapted_frame_is_the_same_covector():
+    """σ' = σ T with T^a_b = θ^a(X'_b): the multiplier covectors σ_a θ^a and σ'_b θ'^b agree on C."""
+    S = System.load("knife_edge")
+    ch, nh = S.chaplygin(), S.nonholonomic(dependent=["x"])   # complement d/dx instead of d/dy
+    assert ch.frame.vectors != nh.frame.vectors
+    sigma = ch.momentum_section()
+    sigma2 = ch.section_in(nh, sigma)
+    cov = sp.Matrix([list(sigma)]) * ch.frame.coframe[ch.m:, :]
+    cov2 = sp.Matrix([list(sigma2)]) * nh.frame.coframe[nh.m:, :]
+    # evaluate both on the same velocity of D (natural components)
+    u = S.chart.velocities
+    to_u1 = {v: ch.nonholonomic.to_natural(v) for v in ch.nonholonomic.free_velocities}
+    to_u2 = {v: nh.to_natural(v) for v in nh.free_velocities}
+    x, y, th = S.chart.coordinates
+    on_D = {u[1]: sp.tan(th) * u[0]}                    # ẏ = tanθ ẋ
+    for A in range(3):
+        assert same(cov[A].xreplace(to_u1).xreplace(on_D), cov2[A].xreplace(to_u2).xreplace(on_D))

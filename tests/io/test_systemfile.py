@@ -278,7 +278,7 @@ def test_malformed_toml_reports_line():
 
 def test_known_fields_constant():
     assert "lagrangian" in KNOWN_FIELDS and "values" in KNOWN_FIELDS
-    assert "symmetry" not in KNOWN_FIELDS
+    assert "symmetry" in KNOWN_FIELDS
 
 
 def test_typo_in_field_name_is_rejected_with_suggestion():
@@ -293,16 +293,16 @@ def test_typo_in_field_name_is_rejected_with_suggestion():
 
 
 def test_unknown_table_is_rejected():
-    text = make() + "\n[symmetry]\ngroup = 'SO3'\n"
-    with pytest.raises(SystemFileError, match=r"unknown table \[symmetry\].*Known fields"):
+    text = make() + "\n[symmetries]\ngroup = 'SO3'\n"
+    with pytest.raises(SystemFileError, match=r"unknown table \[symmetries\].*Known fields"):
         parse_system(text)
 
 
 def test_known_fields_are_extensible(monkeypatch):
     import anholo.io.systemfile as sf
 
-    monkeypatch.setattr(sf, "KNOWN_FIELDS", sf.KNOWN_FIELDS + ("symmetry",))
-    parse_system(make() + "\n[symmetry]\ngroup = 'SO3'\n")
+    monkeypatch.setattr(sf, "KNOWN_FIELDS", sf.KNOWN_FIELDS + ("extension",))
+    parse_system(make() + "\n[extension]\ngroup = 'SO3'\n")
 
 
 @pytest.mark.parametrize("missing", ["name", "coordinates", "lagrangian"])
@@ -453,3 +453,39 @@ def test_all_errors_are_anholo_errors():
     for text in ["name = ", make(frame="[[1]]"), make(lagrangian='"q"')]:
         with pytest.raises(AnholoError):
             parse_system(text)
+
+
+# --- the [symmetry] table (Chaplygin systems) ---------------------------------------------------
+
+SYMMETRIC = """
+name = "Nonholonomic particle"
+coordinates = ["x", "y", "z"]
+lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2"
+constraints = ["z_dot - y*x_dot"]
+"""
+
+
+def test_symmetry_table_is_read():
+    spec = parse_system(SYMMETRIC + '[symmetry]\ngenerators = [["0", "0", "1"]]\n')
+    assert spec.symmetry["generators"] == ((0, 0, 1),)
+    assert spec.symmetry["action"] == "left" and spec.symmetry["structure_constants"] is None
+    assert parse_system(SYMMETRIC).symmetry is None
+
+
+def test_symmetry_unknown_name_is_the_unknown_symbol_error():
+    with pytest.raises(UnknownSymbolError, match=r"symmetry.generators\[0\]\[2\]"):
+        parse_system(SYMMETRIC + '[symmetry]\ngenerators = [["0", "0", "w"]]\n')
+
+
+@pytest.mark.parametrize("table, where", [
+    ('generators = [["0", "1"]]', "symmetry.generators[0]"),
+    ('generators = []', "symmetry.generators"),
+    ('generators = [["0", "0", "1"]]\naction = "up"', "symmetry.action"),
+    ('generators = [["0", "0", "1"]]\nstructure_constants = [[0]]', "symmetry.structure_constants"),
+    ('generators = [["0", "0", "z_dot"]]', "symmetry.generators[0][2]"),
+    ('generators = [["0", "0", "1"]]\norder = 1', "symmetry.order"),
+])
+def test_symmetry_table_errors_name_the_field(table, where):
+    with pytest.raises(SystemFileError) as info:
+        parse_system(SYMMETRIC + "[symmetry]\n" + table + "\n")
+    assert where in str(info.value)

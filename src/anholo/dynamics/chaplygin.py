@@ -1056,6 +1056,25 @@ class ChaplyginSystem:
         used = tuple(s for s in free if any(ci.has(s) for ci in cvals))
         return MomentumSection(cvals, section, dict(sub), used, ok)
 
+    def section_in(self, nh: NonholonomicSystem, values: Sequence) -> tuple:
+        """The components of a section ``σ_a`` (this Chaplygin frame) in the adapted frame of ``nh``.
+
+        Both coframes' last rows span D°: ``θ^a = T^a_b θ'^b`` with ``T^a_b = θ^a(X'_b)``, so
+        ``σ'_b = σ_a T^a_b``; on C, ``v^α = θ^α(X'_β) v'^β`` rewrites the functions of
+        ``(q, v^α)`` in the other frame's free quasi-velocities.
+        """
+        if nh.frame.chart != self.frame.chart or nh.m != self.m:
+            raise DimensionError("the other system must have the same chart and the same rank of D.")
+        m, n = self.m, self.n
+        th, X2 = self.frame.coframe, nh.frame.vectors
+        v, v2 = self.nonholonomic.free_velocities, nh.free_velocities
+        sub = {v[al]: sp.Add(*[tidy(sum(th[al, A] * X2[be, A] for A in range(n))) * v2[be] for be in range(m)])
+               for al in range(m)}
+        vals = [xreplace_dag(sp.sympify(e), sub) for e in values]
+        T = [[tidy(sum(th[a, A] * X2[b, A] for A in range(n))) for b in range(m, n)] for a in range(m, n)]
+        return tuple(reduce_if_cheap(sp.Add(*[vals[a] * T[a][b] for a in range(n - m) if T[a][b] != 0]), 400)
+                     for b in range(n - m))
+
     def default_ansatz(self) -> tuple:
         """Functions for :meth:`momentum_sections`: the free velocities times
         ``{1, sin q, cos q (q in trigonometric terms)} ∪ {moved coordinates} ∪`` their products."""

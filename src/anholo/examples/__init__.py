@@ -596,6 +596,11 @@ def seed004_class_toml(
         "[values]",
         *(f"{p} = {_toml_number(v)}" for p, v in defaults.items()),
         "",
+        "# Chaplygin symmetry: the translations in s (THEORY.md, section 7)",
+        "[symmetry]",
+        "generators = [" + ", ".join(
+            _inline_array(["1" if col == 2 + i else "0" for col in range(k + 2)]) for i in range(k)) + "]",
+        "",
     ]
     return "\n".join(lines)
 

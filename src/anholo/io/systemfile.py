@@ -94,6 +94,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "constraints",
     "time",
     "values",
+    "symmetry",
 )
 
 _REQUIRED_FIELDS: tuple[str, ...] = ("name", "coordinates", "lagrangian")
@@ -162,6 +163,9 @@ class SystemSpec:
     values: Mapping[sp.Symbol, sp.Number] = field(default_factory=dict, hash=False)
     source: str = "<string>"
     time: sp.Symbol | None = None
+    #: The ``[symmetry]`` table: ``{"generators": ((expr, ...), ...), "structure_constants":
+    #: nested tuple or None, "action": "left" | "right"}``, or None (see :func:`parse_system`).
+    symmetry: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         # Keep the values read-only whatever mapping was passed.
@@ -299,6 +303,8 @@ class SystemSpec:
             else tuple(tuple(sub(c) for c in row) for row in self.frame),
             constraints=tuple(sub(c) for c in self.constraints),
             values={p: v for p, v in self.values.items() if p not in replacements},
+            symmetry=None if self.symmetry is None else {
+                **self.symmetry, "generators": tuple(tuple(sub(c) for c in g) for g in self.symmetry["generators"])},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -704,6 +710,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         reader.time_free("frame", [c for row in (frame or ()) for c in row], time)
     constraints = reader.constraints(names)
     values = reader.values(parameters, coords)
+    symmetry = _read_symmetry(reader, names, coords, velocities)
     return SystemSpec(
         name=name,
         description=description,
@@ -717,7 +724,60 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         values=values,
         source=source,
         time=time,
+        symmetry=symmetry,
     )
+
+
+def _read_symmetry(reader: _Reader, names, coords, velocities) -> dict | None:
+    """The ``[symmetry]`` table: a Lie group action by its fundamental vector fields.
+
+    ``generators`` (required): an array of arrays of n expressions, row a = components
+    of the fundamental field ``E_a`` along ``d/dq^1 .. d/dq^n`` (coordinates and
+    parameters only); ``structure_constants`` (optional): ``c[d][a][b]`` with
+    ``[e_a, e_b] = c^d_ab e_d``, numbers; ``action`` (optional): ``"left"``
+    (default) or ``"right"`` — the convention ``[E_a, E_b] = ∓c^d_ab E_d``.
+    """
+    table = reader.data.get("symmetry")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise reader.fail("symmetry", f"expected a table [symmetry], got {_toml_type(table)} {table!r}.")
+    unknown = sorted(set(table) - {"generators", "structure_constants", "action"})
+    if unknown:
+        raise reader.fail(f"symmetry.{unknown[0]}", "unknown key; [symmetry] has generators, "
+                          "structure_constants (optional) and action (optional).")
+    n = len(coords)
+    gens = table.get("generators")
+    if not isinstance(gens, list) or not gens or not all(isinstance(g, list) for g in gens):
+        raise reader.fail("symmetry.generators", "expected a non-empty array of arrays, one per generator, each "
+                          f"with {n} components along {', '.join('d/d' + q for q in coords)}.")
+    rows = []
+    for a, g in enumerate(gens):
+        if len(g) != n:
+            raise reader.fail(f"symmetry.generators[{a}]", f"expected {n} components, got {len(g)}.")
+        row = []
+        for A, entry in enumerate(g):
+            where = f"symmetry.generators[{a}][{A}]"
+            expr = reader.expression(where, entry, names, numbers=True)
+            if expr.free_symbols & set(velocities):
+                raise reader.fail(where, "generators depend on coordinates and parameters only, not velocities.")
+            row.append(expr)
+        rows.append(tuple(row))
+    k = len(rows)
+    consts = table.get("structure_constants")
+    if consts is not None:
+        ok = (isinstance(consts, list) and len(consts) == k
+              and all(isinstance(r, list) and len(r) == k for r in consts)
+              and all(isinstance(c, list) and len(c) == k and all(_is_number(e) for e in c)
+                      for r in consts for c in r))
+        if not ok:
+            raise reader.fail("symmetry.structure_constants",
+                              f"expected a {k}x{k}x{k} array of numbers c[d][a][b] (with [e_a, e_b] = c^d_ab e_d).")
+        consts = tuple(tuple(tuple(_number(e, reader.source) for e in c) for c in r) for r in consts)
+    action = table.get("action", "left")
+    if action not in ("left", "right"):
+        raise reader.fail("symmetry.action", f'expected "left" or "right", got {action!r}.')
+    return {"generators": tuple(rows), "structure_constants": consts, "action": action}
 
 
 def load_system_file(path: str | os.PathLike[str]) -> SystemSpec:
