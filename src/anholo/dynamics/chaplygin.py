@@ -898,19 +898,26 @@ class ChaplyginSystem:
         """Drop from each condition the parameter factors p whose vanishing makes L irregular w.r.t.
         D or 𝔤 (e.g. a mass): the Chaplygin theory assumes both (Prop. 5).  A condition left
         without factors cannot hold: it becomes the number 1."""
-        nh, m = self.nonholonomic, self.m
-        blocks = [nh.hessian_D, nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]]
         out = []
         for c in conds:
             keep = []
             for f in sp.Mul.make_args(sp.factor(c)):
                 base = f.base if f.is_Pow and f.exp.is_positive else f
                 if base.is_Symbol and base in self.frame.chart.parameters:
-                    if any(generic_rank(B.xreplace({base: 0})) < B.rows for B in blocks):
+                    if not self._regular_at({base: 0}):
                         continue
                 keep.append(base)
             out.append(sp.Mul(*keep))
         return out
+
+    def _regular_at(self, sub: dict) -> bool:
+        """L stays regular w.r.t. D and 𝔤 at the parameter values ``sub`` (Prop. 5's assumptions)."""
+        nh, m = self.nonholonomic, self.m
+        blocks = [nh.hessian_D, nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]]
+        try:
+            return all(generic_rank(B.xreplace(sub)) == B.rows for B in blocks)
+        except ValueError:  # a division by zero: the value is outside the system's domain
+            return False
 
     # --- the variational Lagrangian ---------------------------------------------------------------
     @cached_property
@@ -985,7 +992,8 @@ class ChaplyginSystem:
             found = [self._section_from(sol, kappa, c, {})]
             return MomentumSectionSearch(funcs, (), tuple(s for s in found if s is not None))
         conds = tuple(dict.fromkeys(sp.factor(sp.fraction(sp.cancel(x))[0]) for x in sol.conditions))
-        conds = tuple(_drop_nonzero_factors(x, self._variables) for x in conds)
+        conds = tuple(_unique_up_to_sign(self._admissible(
+            [_drop_nonzero_factors(x, self._variables) for x in conds])))
         if solve_for is not None:
             targets = [chart.parameters[[p.name for p in params].index(str(solve_for))]]
         else:
@@ -994,6 +1002,8 @@ class ChaplyginSystem:
         for p in targets:
             for value in self._special_values(p, conds, sol):
                 sub = {p: value}
+                if not self._regular_at(sub):
+                    continue
                 sol2 = sol.at(A, b, sub)
                 if sol2.conditions:
                     continue
@@ -1080,8 +1090,8 @@ class ChaplyginSystem:
         ``{1, sin q, cos q (q in trigonometric terms)} ∪ {moved coordinates} ∪`` their products."""
         chart = self.frame.chart
         exprs = list(self.frame.vectors) + [self.nonholonomic.lagrangian.expr]
-        trig_args = sorted({f.args[0] for e in exprs for f in sp.sympify(e).atoms(sp.sin, sp.cos)},
-                           key=sp.default_sort_key)
+        trig_args = sorted({f.args[0] for e in exprs for f in sp.sympify(e).atoms(sp.sin, sp.cos)
+                            if f.args[0].free_symbols & set(chart.coordinates)}, key=sp.default_sort_key)
         base = [sp.S.One] + [g(a) for a in trig_args for g in (sp.cos, sp.sin)]
         moved = [q for q in chart.coordinates if self.action.moves(q)
                  and not any(a.has(q) for a in trig_args)]
