@@ -21,6 +21,12 @@ __all__ = [
     "UnknownSymbolError",
     "UnknownExampleError",
     "SectionError",
+    "SymmetryError",
+    "NonFreeActionError",
+    "StructureConstantsError",
+    "NonInvariantLagrangianError",
+    "NonInvariantDistributionError",
+    "NotPrincipalConnectionError",
     "SimulationError",
     "MissingParameterError",
     "InitialStateError",
@@ -101,16 +107,6 @@ class InitialStateError(SimulationError):
 
 class IntegrationError(SimulationError):
     """The integrator failed (a singular frame or Hessian along the motion, a blow-up)."""
-
-
-class SectionError(AnholoError):
-    """A section of the vakonomic problem (multipliers on C) or a section
-    ansatz that cannot be used: wrong number of components, dependence on
-    the constrained velocities, or residuals that are not polynomial."""
-
-
-class PlotError(AnholoError):
-    """A figure cannot be made or saved (matplotlib missing, an unknown file type)."""
 
 
 class SymmetryError(AnholoError):
