@@ -402,7 +402,7 @@ def _chaplygin_section(system, simplify: bool):
     sections = [Section(nh, ch.section_in(nh, ch.momentum_section()), "-p")]
     search = None
     if verdict.holds is not True:
-        search = ch.momentum_sections(ch.default_ansatz())
+        search = ch.momentum_sections(ch.default_ansatz(), solve_for=_coupling_parameter(system, verdict))
         for k, found in enumerate(search.sections):
             zero = {c: 0 for c in found.free_constants}
             c = [e.xreplace(zero) for e in found.c]
@@ -410,6 +410,9 @@ def _chaplygin_section(system, simplify: bool):
                 continue
             values = [e.xreplace(zero) for e in found.section]
             conds = tuple(sp.Eq(p, v) for p, v in found.parameter_values.items())
+            if any(cond is sp.false for cond in conds):
+                continue  # a special value excluded by the parameter's sign (e.g. a negative root)
+            conds = tuple(cond for cond in conds if cond is not sp.true)
             sections.append(Section(nh, ch.section_in(nh, values), f"-p + c ({k + 1})", conds))
     check = ch.check_variational_lagrangian()
     return {
@@ -421,6 +424,20 @@ def _chaplygin_section(system, simplify: bool):
         "search": search,
         "sections": sections,
     }
+
+
+def _coupling_parameter(system, verdict):
+    """The parameter to express a special value of, for sections −p + c: one whose vanishing makes −p
+    consistent (a factor ``p`` of the −p condition) and that enters neither the constraints nor the
+    frame — the carriage's offset ``a`` (with ``m0``, which always multiplies it, the later declared
+    is taken: geometric parameters are usually declared after the masses); None if there is none."""
+    cons = set().union(*(sp.sympify(c).free_symbols for c in system.constraints)) if system.constraints else set()
+    cons |= set(system.frame.vectors.free_symbols)
+    factors = set()
+    for c in getattr(verdict, "conditions", ()) or ():
+        factors |= {f for f in sp.Mul.make_args(sp.factor(c)) if f.is_Symbol}
+    candidates = [p for p in system.chart.parameters if p in factors and p not in cons]
+    return candidates[-1] if candidates else None
 
 
 def _chaplygin_dict(ch) -> dict:
