@@ -101,3 +101,69 @@ def test_bad_input():
         VakonomicSystem(nh, multipliers=["x"])
     with pytest.raises(DimensionError, match="section needs 1"):
         VakonomicSystem(nh).section_field([0, 0])
+
+
+def _coordinate_vakonomic_rates(nh, lam, rates):
+    """Independent oracle (THEORY §5, coordinates): Euler–Lagrange equations of L + λ_a θ^a_A u^A in q with
+    λ̇ = Λ given, solved for ü; then v̇^i = θ^i_A ü^A + ∂_B θ^i_A u^B u^A, on C (u = X_α v^α)."""
+    chart = nh.frame.chart
+    q, u = chart.coordinates, chart.velocities
+    n, m = nh.n, nh.m
+    th = sp.Matrix(nh.frame.coframe)
+    L = nh._source_lagrangian.natural_expr()
+    W = sp.Matrix(n, n, lambda A, B: L.diff(u[A], u[B]))
+    rhs = []
+    for A in range(n):
+        r = L.diff(q[A]) - sum(L.diff(u[A], q[B]) * u[B] for B in range(n))
+        for a in range(m, n):
+            la, La = lam[a - m], rates[a - m]
+            r -= La * th[a, A]
+            r -= la * sum((th[a, A].diff(q[B]) - th[a, B].diff(q[A])) * u[B] for B in range(n))
+        rhs.append(r)
+    udd = W.LUsolve(sp.Matrix(rhs))
+    vdot = [sum(th[i, A] * udd[A] for A in range(n))
+            + sum(th[i, A].diff(q[B]) * u[B] * u[A] for A in range(n) for B in range(n)) for i in range(n)]
+    X = nh.frame.vectors
+    v = nh.bundle.quasi_velocities
+    on_C = {u[A]: sum(X[al, A] * v[al] for al in range(m)) for A in range(n)}
+    return [sp.sympify(e).xreplace(on_C) for e in vdot]
+
+
+@pytest.mark.parametrize("name", ["nonholonomic_particle", "vertical_rolling_disk", "chaplygin_sleigh"])
+def test_prop3_rates_determine_the_field_as_the_coordinate_multiplication_rule(name):
+    nh = System.load(name).nonholonomic()
+    vak = VakonomicSystem(nh)
+    assert vak.is_regular_perp()
+    k = nh.n - nh.m
+    rates = sp.symbols(f"Lam1:{k + 1}", real=True)
+    B = vak.field_for_rates(rates)
+    oracle = _coordinate_vakonomic_rates(nh, vak.multipliers, rates)
+    rng = random.Random(11)
+    syms = set().union(*(sp.sympify(e).free_symbols for e in list(B) + oracle))
+    for _ in range(3):
+        pt = {s: sp.Float(rng.uniform(0.3, 1.2)) for s in syms}
+        for b, o in zip(B, oracle):
+            assert abs(complex(sp.sympify(b).xreplace(pt).evalf()) - complex(sp.sympify(o).xreplace(pt).evalf())) < 1e-9
+    # the rates of the field tangent to C give B^a = 0 and the tangent accelerations (uniqueness, Prop. 3)
+    fld = vak.field()
+    B0 = vak.field_for_rates(fld.multiplier_rates)
+    pt = {s: sp.Float(rng.uniform(0.3, 1.2)) for s in syms | set().union(*(sp.sympify(e).free_symbols for e in B0))}
+    for i, b in enumerate(B0):
+        want = fld.accelerations[i] if i < nh.m else 0
+        assert abs(complex(sp.sympify(b - want).xreplace(pt).evalf())) < 1e-9
+
+
+def test_irregular_with_respect_to_D_perp_is_a_clear_error():
+    """No kinetic energy along the constrained direction z: the Schur complement vanishes."""
+    from anholo import Chart, Frame, Lagrangian, NonholonomicSystem
+    from anholo.errors import IrregularLagrangianError
+
+    chart = Chart("x y z")
+    xd, yd, zd = chart.velocities
+    nh = NonholonomicSystem(Lagrangian(Frame.coordinate(chart), (xd**2 + yd**2) / 2), ["z_dot - y*x_dot"])
+    vak = VakonomicSystem(nh)
+    assert not vak.is_regular_perp()
+    assert vak.schur_complement() == sp.zeros(1, 1)
+    with pytest.raises(IrregularLagrangianError, match="D\\^⊥"):
+        vak.field_for_rates([0])
+    vak.field()  # the field tangent to C (B^a = 0) needs only regularity with respect to D

@@ -28,7 +28,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import invert, reduce_if_cheap, solve_square, xreplace_dag
+from .._algebra import generic_rank, invert, reduce_if_cheap, solve_square, xreplace_dag
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..printing import EquationDisplay
 from .nonholonomic import NonholonomicSystem
@@ -139,6 +139,66 @@ class VakonomicSystem:
         """The vakonomic field tangent to C on ``(q, v^α, λ)``: ``v̇^α = B^α``, ``λ̇_b = Λ_b`` (Prop. 3 with B^a = 0)."""
         B, Lam = self._solve(self.multipliers)
         return VakonomicField(self, B, Lam)
+
+    @cached_property
+    def hessian_on_C(self) -> sp.ImmutableMatrix:
+        """The full frame Hessian ``g_ij = ∂²L/∂v^i∂v^j`` on C (n × n)."""
+        nh = self.constrained
+        v = nh.bundle.quasi_velocities
+        gD = self._hessian_columns_D
+        n, m = self.n, self.m
+
+        def entry(i, j):
+            if j < m:
+                return gD[i, j]
+            if i < m:
+                return gD[j, i]
+            return reduce_if_cheap(nh.restrict(nh.lagrangian.expr.diff(v[i], v[j])), 400)
+
+        return sp.ImmutableMatrix(n, n, entry)
+
+    def schur_complement(self) -> sp.ImmutableMatrix:
+        """``S_bc = g_bc − g_bα g^αβ g_βc`` on C (k × k): L is regular with respect to D^⊥ iff S is
+        nonsingular (THEORY §5; with g_αβ regular, equivalently the full g is nonsingular on C)."""
+        g, m, n = self.hessian_on_C, self.m, self.n
+        gDD = g[:m, :m]
+        cols = [solve_square(gDD, [g[al, c] for al in range(m)]) if m else () for c in range(m, n)]
+        if any(col is None for col in cols):
+            raise IrregularLagrangianError("the Lagrangian is not regular with respect to D (g_αβ on C is singular).")
+        return sp.ImmutableMatrix(n - m, n - m, lambda b, c: reduce_if_cheap(
+            g[m + b, m + c] - sp.Add(*[g[m + b, al] * cols[c][al] for al in range(m)]), 400))
+
+    def is_regular_perp(self) -> bool:
+        """True if L is regular with respect to D^⊥ (the Schur complement is generically nonsingular)."""
+        S = self.schur_complement()
+        return generic_rank(S) == S.rows if S.rows else True
+
+    def field_for_rates(self, rates: Sequence) -> tuple:
+        """Prop. 3: for given multiplier rates ``Λ_b`` the vakonomic equations (α), (b) fix all ``B^i``.
+
+        Solves ``g_ij B^j = −(v^β X_β(p_i) − X_i^C(L) + λ_a R^a_iβ v^β) − [i ≥ m] Λ_i`` on C with the
+        full Hessian g (THEORY §5).  ``B^a ≠ 0`` means the motion leaves C: only the rates of
+        :meth:`field` keep it on C.  Returns ``(B^1..B^n)``.
+
+        Raises
+        ------
+        IrregularLagrangianError
+            If L is not regular with respect to D^⊥ (then Λ does not determine B).
+        """
+        rates = tuple(sp.sympify(r) for r in rates)
+        if len(rates) != self.n - self.m:
+            raise DimensionError(f"need {self.n - self.m} multiplier rates, got {len(rates)}.")
+        if not self.is_regular_perp():
+            raise IrregularLagrangianError(
+                "the Lagrangian is not regular with respect to D^⊥: the Schur complement "
+                "g_bc − g_bα g^αβ g_βc of its Hessian on C is singular, so given multiplier rates do not "
+                "determine the vakonomic field (Prop. 3). Check that L carries kinetic energy in the "
+                "constrained directions."
+            )
+        m = self.m
+        rhs = [-self._equation_terms(i, self.multipliers) - (rates[i - m] if i >= m else 0) for i in range(self.n)]
+        B = solve_square(self.hessian_on_C, rhs)
+        return tuple(B)
 
     def section_field(self, sigma: Sequence) -> "SectionField":
         """``Γ_σ`` for a section ``λ_a = σ_a(q, v^α)`` and its tangency residual ``T(σ)`` (Prop. 4)."""
