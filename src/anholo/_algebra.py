@@ -79,7 +79,7 @@ def _pythagorean_reduce(expr: sp.Expr) -> sp.Expr:
         back[S], back[C] = sp.sin(a), sp.cos(a)
         relations.append((S, C))
     gens = expr.xreplace(repl)
-    num, den = (sp.expand(gens), sp.S.One) if _is_polynomial(gens) else sp.fraction(sp.cancel(gens))
+    num, den = (sp.expand(gens), sp.S.One) if _small_polynomial(gens) else sp.fraction(sp.cancel(gens))
     for S, C in relations:
         if num.has(S):
             num = _remainder_in_sine(num, S, C)
@@ -96,6 +96,15 @@ def _is_polynomial(expr: sp.Expr) -> bool:
     return not any(p.exp.is_negative or not p.exp.is_Integer for p in expr.atoms(sp.Pow))
 
 
+_EXPAND_LIMIT = 80
+
+
+def _small_polynomial(expr: sp.Expr) -> bool:
+    """A polynomial small enough that ``expand`` (tree arithmetic) beats ``cancel`` (whose
+    polynomial-ring arithmetic wins on large products, e.g. the n-trailer's frame)."""
+    return not size_exceeds(expr, _EXPAND_LIMIT) and _is_polynomial(expr)
+
+
 def tidy(expr: sp.Expr) -> sp.Expr:
     """Put ``expr`` into a compact normal form, cheaply.
 
@@ -110,7 +119,7 @@ def tidy(expr: sp.Expr) -> sp.Expr:
     polynomial = _is_polynomial(expr)
     if polynomial and not expr.has(sp.Function):
         return sp.expand(expr)  # a polynomial: expanding is its normal form, no gcd needed
-    reduced = sp.expand(expr) if polynomial else sp.cancel(expr)
+    reduced = sp.expand(expr) if polynomial and not size_exceeds(expr, _EXPAND_LIMIT) else sp.cancel(expr)
     if reduced.has(*_TRIG_HYPER):
         try:
             candidate = _pythagorean_reduce(reduced)
@@ -385,7 +394,7 @@ def reduce_if_cheap(expr: sp.Expr, limit: int = _CANCEL_LIMIT) -> sp.Expr:
     """
     if expr.is_Atom or size_exceeds(expr, 2 * limit):
         return expr
-    if _is_polynomial(expr):
+    if _small_polynomial(expr):
         return sp.expand(expr)  # what cancel returns for a polynomial, without the gcd machinery
     return sp.cancel(expr)
 

@@ -27,6 +27,15 @@ __all__ = ["Lagrangian", "HamelEquations"]
 _INPUT_TIDY_LIMIT = 600
 
 
+def _worth_reducing(expr: sp.Expr, coordinates) -> bool:
+    """True if ``expr`` has powers of sums (unexpanded squares of velocities, as in the n-trailer's
+    kinetic energy) or trigonometric functions of the coordinates: then one ``tidy`` on input pays off."""
+    coords = set(coordinates)
+    if any(p.base.is_Add for p in expr.atoms(sp.Pow)):
+        return True
+    return any(f.free_symbols & coords for f in expr.atoms(sp.sin, sp.cos, sp.tan))
+
+
 @dataclass(frozen=True, eq=False)
 class Lagrangian:
     """A Lagrangian ``L(q, v)`` on TQ in the Hamel chart of a frame.
@@ -67,10 +76,12 @@ class Lagrangian:
         if expr.free_symbols & set(self.bundle.chart.velocities):
             # given in natural velocities: rewrite with u = X v and reduce once, on input
             # (e.g. the rigid body's I1*(sin(psi)**2 + cos(psi)**2)*v1**2/2 -> I1*v1**2/2)
-            # In a coordinate frame u = v is a renaming: the user's expression is kept as written.
+            # In a coordinate frame u = v is a renaming: an expression that is already a sum of
+            # monomials without trigonometric functions of q is kept as written.
             coordinate = self.bundle.frame.is_coordinate_frame
             expr = self.bundle.to_quasi(expr)
-            if not coordinate and not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
+            if (not coordinate or _worth_reducing(expr, self.bundle.chart.coordinates)) and not size_exceeds(
+                    expr, 2 * _INPUT_TIDY_LIMIT):
                 expr = tidy(expr)
         object.__setattr__(self, "expr", expr)
 
