@@ -1040,6 +1040,8 @@ class ChaplyginSystem:
         out = []
         for v in vals:
             v = v.xreplace({real: p})
+            if p.is_positive and v.is_negative:
+                continue  # excluded by the parameter's sign (zero stays, as a limiting case)
             if v not in out:
                 out.append(v)
         return out
