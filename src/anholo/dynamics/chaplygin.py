@@ -72,7 +72,7 @@ from ..geometry.chart import Chart
 from ..geometry.constraints import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.vector_field import VectorField
-from .lagrangian import Lagrangian
+from .lagrangian import Lagrangian, constrained_problem
 from .nonholonomic import NonholonomicSystem
 
 __all__ = [
@@ -703,15 +703,9 @@ class ChaplyginSystem:
 
     def __post_init__(self):
         L = self.lagrangian
-        if not isinstance(L, Lagrangian):
-            raise DimensionError(f"expected a Lagrangian, got {type(L).__name__}.")
-        chart = L.frame.chart
-        C = self.constraints
-        if not isinstance(C, LinearConstraints):
-            C = LinearConstraints.from_expressions(chart, list(C))
-            object.__setattr__(self, "constraints", C)
-        if C.chart != chart:
-            raise DimensionError("the constraints live on another chart than the Lagrangian.")
+        chart, C = constrained_problem(L, self.constraints, LinearConstraints,
+                                       lambda chart, c: LinearConstraints.from_expressions(chart, list(c)))
+        object.__setattr__(self, "constraints", C)
         if C.is_affine:
             raise NotPrincipalConnectionError(
                 "the constraints are affine (θ^a(u) = b^a(q)); a Chaplygin system has linear constraints whose "

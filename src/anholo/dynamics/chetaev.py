@@ -62,7 +62,7 @@ from ..geometry.tangent import TangentBundle
 from ..printing import EquationDisplay
 from .displacements import ChetaevDisplacements, VirtualDisplacements
 from .kinematic_constraints import KinematicConstraints, _numeric_rank
-from .lagrangian import Lagrangian
+from .lagrangian import Lagrangian, constrained_problem
 
 __all__ = ["ChetaevSystem", "ChetaevField", "MaggiEquations", "ODESystem", "acceleration_symbols"]
 
@@ -168,15 +168,9 @@ class ChetaevSystem:
 
     def __post_init__(self):
         L = self.lagrangian
-        if not isinstance(L, Lagrangian):
-            raise DimensionError(f"expected a Lagrangian, got {type(L).__name__}.")
-        chart = L.frame.chart
-        C = self.constraints
-        if not isinstance(C, KinematicConstraints):
-            C = KinematicConstraints(chart, tuple(C))
-            object.__setattr__(self, "constraints", C)
-        if C.chart != chart:
-            raise DimensionError("the constraints live on another chart than the Lagrangian.")
+        chart, C = constrained_problem(L, self.constraints, KinematicConstraints,
+                                       lambda chart, c: KinematicConstraints(chart, tuple(c)))
+        object.__setattr__(self, "constraints", C)
         if self.displacements is None:
             object.__setattr__(self, "displacements", ChetaevDisplacements())
         elif not isinstance(self.displacements, VirtualDisplacements):

@@ -43,7 +43,7 @@ from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from .chetaev import ChetaevField, ChetaevSystem, _inverse_times, acceleration_symbols, multiplier_symbols
 from .kinematic_constraints import KinematicConstraints
-from .lagrangian import Lagrangian
+from .lagrangian import Lagrangian, constrained_problem
 
 __all__ = [
     "NonlinearVakonomicSystem",
@@ -104,13 +104,9 @@ class NonlinearVakonomicSystem:
 
     def __post_init__(self):
         L = self.lagrangian
-        if not isinstance(L, Lagrangian):
-            raise DimensionError(f"expected a Lagrangian, got {type(L).__name__}.")
-        chart = L.frame.chart
-        C = self.constraints
-        if not isinstance(C, KinematicConstraints):
-            C = KinematicConstraints(chart, tuple(C))
-            object.__setattr__(self, "constraints", C)
+        chart, C = constrained_problem(L, self.constraints, KinematicConstraints,
+                                       lambda chart, c: KinematicConstraints(chart, tuple(c)))
+        object.__setattr__(self, "constraints", C)
         names = self.multipliers or multiplier_symbols(C.count)
         if isinstance(names, str):
             names = names.replace(",", " ").split()

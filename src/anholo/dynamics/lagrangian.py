@@ -295,3 +295,21 @@ class HamelEquations:
             "equations": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in self.equations],
             "kinematics": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in self.kinematics],
         }
+
+
+def constrained_problem(lagrangian, constraints, kind, build) -> tuple:
+    """Check a (Lagrangian, constraints) pair: returns ``(chart, constraints)``.
+
+    ``constraints`` that are not yet a ``kind`` instance (e.g. a list of expressions or
+    strings) are built with ``build(chart, constraints)``; both must live on the
+    Lagrangian's chart.  Shared by the nonholonomic, Chetaev, vakonomic-comparison and
+    Chaplygin problems.
+    """
+    if not isinstance(lagrangian, Lagrangian):
+        raise DimensionError(f"expected a Lagrangian, got {type(lagrangian).__name__}.")
+    chart = lagrangian.frame.chart
+    if not isinstance(constraints, kind):
+        constraints = build(chart, constraints)
+    if constraints.chart != chart:
+        raise DimensionError("the constraints live on another chart than the Lagrangian.")
+    return chart, constraints

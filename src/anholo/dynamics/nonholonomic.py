@@ -49,7 +49,7 @@ from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.constraints import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle, TangentField
-from .lagrangian import Lagrangian
+from .lagrangian import Lagrangian, constrained_problem
 
 __all__ = ["NonholonomicSystem", "NonholonomicField", "DynamicsComparison", "compare_dynamics"]
 
@@ -113,15 +113,9 @@ class NonholonomicSystem:
 
     def __post_init__(self):
         L = self.lagrangian
-        if not isinstance(L, Lagrangian):
-            raise DimensionError(f"expected a Lagrangian, got {type(L).__name__}.")
-        chart = L.frame.chart
-        C = self.constraints
-        if not isinstance(C, LinearConstraints):
-            C = LinearConstraints.from_expressions(chart, list(C))
-            object.__setattr__(self, "constraints", C)
-        if C.chart != chart:
-            raise DimensionError("the constraints live on another chart than the Lagrangian.")
+        chart, C = constrained_problem(L, self.constraints, LinearConstraints,
+                                       lambda chart, c: LinearConstraints.from_expressions(chart, list(c)))
+        object.__setattr__(self, "constraints", C)
         if self.frame is not None:
             C.check_adapted(self.frame)
             frame = self.frame if self.frame.rank_D == C.rank_D else self.frame.with_rank_D(C.rank_D)
