@@ -116,6 +116,12 @@ def tidy(expr: sp.Expr) -> sp.Expr:
     expr = sp.sympify(expr)
     if expr.is_Atom:
         return expr
+    from . import _kernel
+
+    try:  # the same normal form in sparse polynomial arithmetic (anholo._kernel), when it applies
+        return _kernel.tidy(expr)
+    except _kernel.Unsupported:
+        pass
     polynomial = _is_polynomial(expr)
     if polynomial and not expr.has(sp.Function):
         return sp.expand(expr)  # a polynomial: expanding is its normal form, no gcd needed
@@ -181,6 +187,15 @@ def invert(matrix: sp.Matrix, det: sp.Expr | None = None) -> sp.ImmutableMatrix:
     caller is responsible for having checked that ``det`` is not identically zero.
     """
     M = sp.Matrix(matrix)
+    from . import _kernel
+
+    try:  # Gauss–Jordan over the field of rational functions (anholo._kernel), when it applies
+        K = _kernel.DiffField(list(M))
+        inv = _kernel.inverse(K, [[K.convert(M[i, j]) for j in range(M.cols)] for i in range(M.rows)])
+        if inv is not None:
+            return sp.ImmutableMatrix(M.rows, M.cols, [K.to_expr(_kernel.simplest(K, e)) for row in inv for e in row])
+    except _kernel.Unsupported:
+        pass
     det = determinant(M) if det is None else det
     adj = adjugate(M)
     return sp.ImmutableMatrix(M.rows, M.cols, [tidy(e / det) for e in adj])
@@ -334,6 +349,13 @@ def generic_rank(matrix, seed: int = 13, tol: float = 1e-9) -> int:
     M = sp.Matrix(matrix)
     if M.rows == 0 or M.cols == 0:
         return 0
+    from . import _kernel
+
+    try:  # exact elimination over the field of rational functions (anholo._kernel), when it applies
+        K = _kernel.DiffField(list(M))
+        return _kernel.rank(K, _kernel.matrix(K, M))
+    except _kernel.Unsupported:
+        pass
     pt = random_point(free_symbols(M), random.Random(seed))
     rows = [[numeric_value(M[i, j], pt) for j in range(M.cols)] for i in range(M.rows)]
     if any(v != v for row in rows for v in row):
@@ -435,8 +457,16 @@ def vanishes(expr, seed: int = 5) -> bool:
     expr = sp.sympify(expr)
     if expr == 0:
         return True
-    if not size_exceeds(expr, 400) and sp.cancel(expr) == 0:
-        return True
+    if not size_exceeds(expr, 400):
+        from . import _kernel
+
+        try:  # exact in the kernel's canonical form; its own numerical test otherwise
+            K = _kernel.DiffField([expr])
+            return K.is_zero(K.convert(expr))
+        except _kernel.Unsupported:
+            pass
+        if sp.cancel(expr) == 0:
+            return True
     rng = random.Random(seed)
     pts = [random_point(expr.free_symbols, rng) for _ in range(3)]
     return numerically_zero(expr, pts, tol=1e-10)

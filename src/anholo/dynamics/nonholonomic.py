@@ -34,6 +34,8 @@ from typing import Sequence
 
 import sympy as sp
 
+from .. import _kernel
+from .._kernel import Unsupported
 from .._algebra import (
     free_symbols,
     invert,
@@ -270,16 +272,95 @@ class NonholonomicSystem:
 
     @cached_property
     def _field(self) -> "NonholonomicField":
+        try:
+            return self._field_in_kernel()
+        except Unsupported:
+            return self._field_in_expressions()
+
+    def _irregular(self) -> IrregularLagrangianError:
+        return IrregularLagrangianError(
+            "the Lagrangian is not regular with respect to the constraint distribution D: the block "
+            f"g_αβ = ∂²L/∂v^α∂v^β of its Hessian on C has rank {solve_generic(self.hessian_D, [0] * self.m).rank} "
+            f"< m = {self.m}, so the nonholonomic field is not determined. Check the Lagrangian's kinetic "
+            "energy along D (every allowed velocity must carry kinetic energy)."
+        )
+
+    def _field_in_kernel(self) -> "NonholonomicField":
+        """Γ_nh and μ as in :meth:`_field_in_expressions`, computed in the differential field of
+        rational functions (:mod:`anholo._kernel`): the same formulas, without expression trees."""
+        F, m, n = self.frame, self.m, self.n
+        q, v = F.chart.coordinates, self.bundle.quasi_velocities
+        beta = self.constrained_values
+        K = _kernel.DiffField([self.lagrangian.expr, *F.vectors, *F.coframe, *beta], q, extra_symbols=v)
+        X = [[K.convert(F.vectors[i, A]) for A in range(n)] for i in range(n)]
+        th = [[K.convert(F.coframe[i, A]) for A in range(n)] for i in range(n)]
+        vk = [K.convert(s) for s in v]
+        bk = [K.convert(b) for b in beta]
+        vC = vk[:m] + bk
+        on_C = dict(zip(v[m:], bk))
+        Lt = K.convert(self.lagrangian.expr)
+        Lc = _kernel.substitute(K, Lt, on_C)
+
+        def Xf(i, f):
+            return K.gradient_along(f, X[i], q)
+
+        def along(f):
+            out = K.field.zero
+            for j, vj in enumerate(vC):
+                if vj:
+                    out += vj * Xf(j, f)
+            return out
+
+        # R^k_ij v^j on C, from [X_i, X_j] = R^k_ij X_k (THEORY §2)
+        rv = [[K.field.zero] * n for _ in range(n)]  # rv[k][i]
+        for i in range(n):
+            for j in range(n):
+                if i == j or not vC[j]:
+                    continue
+                br = [Xf(i, X[j][A]) - Xf(j, X[i][A]) for A in range(n)]
+                if not any(br):
+                    continue
+                for k in range(n):
+                    val = K.reduce(sum((th[k][A] * br[A] for A in range(n) if br[A]), K.field.zero))
+                    if val:
+                        rv[k][i] += val * vC[j]
+        p = [K.reduce(K.diff(Lc, v[al])) for al in range(m)]
+        p += [K.reduce(_kernel.substitute(K, K.diff(Lt, v[a]), on_C)) for a in range(m, n)]
+        g = [[K.reduce(K.diff(p[al], v[be])) for be in range(m)] for al in range(m)]
+
+        def force(i):
+            out = Xf(i, Lc)
+            for a, b in enumerate(bk):
+                if b and p[m + a]:
+                    out -= p[m + a] * Xf(i, b)
+            for k in range(n):
+                if p[k] and rv[k][i]:
+                    out -= rv[k][i] * p[k]
+            return out
+
+        rhs = [force(al) - along(p[al]) for al in range(m)]
+        if m:
+            ginv = _kernel.inverse(K, g)
+            if ginv is None:
+                raise self._irregular()
+            gamma = [K.reduce(sum((ginv[al][be] * rhs[be] for be in range(m) if ginv[al][be]), K.field.zero))
+                     for al in range(m)]
+        else:
+            gamma = []
+        rates = [K.reduce(along(b)) if b else K.field.zero for b in bk]
+        mu = []
+        for a in range(m, n):
+            dp = along(p[a]) + sum((G * K.diff(p[a], v[al]) for al, G in enumerate(gamma) if G), K.field.zero)
+            mu.append(K.reduce(dp - force(a)))
+        out = [tuple(K.to_expr(_kernel.simplest(K, e)) for e in es) for es in (gamma, rates, mu)]
+        return NonholonomicField(self, *out)
+
+    def _field_in_expressions(self) -> "NonholonomicField":
         m, p = self.m, self._momenta_on_C
         rhs = [self._force_terms(al) - self._along(p[al]) for al in range(m)]
         gamma = solve_square(self.hessian_D, rhs) if m else ()
         if gamma is None:
-            raise IrregularLagrangianError(
-                "the Lagrangian is not regular with respect to the constraint distribution D: the block "
-                f"g_αβ = ∂²L/∂v^α∂v^β of its Hessian on C has rank {solve_generic(self.hessian_D, [0] * m).rank} "
-                f"< m = {m}, so the nonholonomic field is not determined. Check the Lagrangian's kinetic "
-                "energy along D (every allowed velocity must carry kinetic energy)."
-            )
+            raise self._irregular()
         gamma = tuple(gamma)
         constrained_rates = tuple(self._along(b) if b != 0 else sp.S.Zero for b in self.constrained_values)
         # μ_a = d/dt(p_a|_C) − X_a^C(L)|_C

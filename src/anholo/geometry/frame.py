@@ -23,6 +23,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from .. import _kernel
 from .._algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
 from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
@@ -113,6 +114,99 @@ def _clear_position_denominators(row: list, chart: Chart) -> tuple:
     return [tidy(e * factor) for e in row], True
 
 
+def _dependent_columns(chart: Chart, dependent: Sequence, n: int, k: int) -> list:
+    cols = [c if isinstance(c, int) else chart.index(c) for c in dependent]
+    if any(not 0 <= c < n for c in cols):
+        raise DimensionError(
+            f"dependent={list(dependent)}: give coordinates as symbols, names or "
+            f"0-based indices in 0..{n - 1}."
+        )
+    return cols
+
+
+def _adapted_in_kernel(cls, chart: Chart, omega: sp.Matrix, dependent, base: "Frame") -> "Frame":
+    """:meth:`Frame.adapted_to_constraints` over the field of rational functions (:mod:`anholo._kernel`):
+    the same choices (dependent indices, normalised constraint forms, cleared denominators), with
+    exact ranks and determinants.  Raises :class:`anholo._kernel.Unsupported` outside its class."""
+    n, k = chart.dim, omega.rows
+    coordinate_base = base.is_coordinate_frame
+    K = _kernel.DiffField(list(omega) + list(base.vectors) + list(base.coframe), chart.coordinates)
+    zero, one = K.field.zero, K.field.one
+    Y, eta = _kernel.matrix(K, base.vectors), _kernel.matrix(K, base.coframe)
+    kappa = _kernel.matrix(K, omega)
+    if not coordinate_base:
+        kappa = _kernel.matmul(K, kappa, _kernel.transpose(Y))
+    rank = _kernel.rank(K, kappa)
+    if rank < k:
+        raise DependentConstraintsError(
+            f"the {k} constraint forms are linearly dependent (generic rank {rank}); remove the redundant constraints."
+        )
+
+    def block(cols):
+        return [[kappa[a][c] for c in cols] for a in range(k)]
+
+    what = "the velocities of" if coordinate_base else "the base quasi-velocities of indices"
+    if dependent is not None:
+        cols = _dependent_columns(chart, dependent, n, k)
+        if len(cols) != k or _kernel.rank(K, block(cols)) < k:
+            shown = [chart.coordinates[c] for c in cols] if coordinate_base else cols
+            raise SingularFrameError(
+                f"cannot solve the constraints for {what} {shown}; "
+                "choose dependent ones whose block of the constraint matrix is invertible."
+            )
+    else:  # as _dependent_indices: a block with a coordinate-free determinant, the last ones first
+        fallback = []
+        for c in reversed(range(n)):
+            trial = fallback + [c]
+            if _kernel.rank(K, block(trial)) == len(trial):
+                fallback = trial
+            if len(fallback) == k:
+                break
+        cols = sorted(fallback)
+        if k <= 3 and sp.binomial(n, k) <= _MAX_DEPENDENT_CANDIDATES:
+            for combo in itertools.combinations(reversed(range(n)), k):
+                trial = sorted(combo)
+                det = _kernel.determinant(K, block(trial))
+                if not K.is_zero(det) and not K.depends_on_variables(det):
+                    cols = trial
+                    break
+    free = [c for c in range(n) if c not in cols]
+    block_inv = _kernel.inverse(K, block(cols))
+    normalised = _kernel.matmul(K, block_inv, kappa)  # θ^a rows in the base coframe
+    P = []
+    rescaled = False
+    for j, f in enumerate(free):
+        row = [zero] * n
+        row[f] = one
+        for a, c in enumerate(cols):
+            row[c] = -normalised[a][f]
+        if dependent is None:  # keep the D part regular where D is: clear q-dependent denominators
+            factor = K.ring.one
+            for e in row:
+                if e.denom != 1:
+                    factor = factor.lcm(_kernel.variable_part(K, e.denom))
+            if factor != 1:
+                factor = K.field(factor)
+                row = [K.reduce(e * factor) for e in row]
+                rescaled = True
+        P.append(row)
+    for c in cols:
+        row = [zero] * n
+        row[c] = one
+        P.append(row)
+    Q = None
+    if not rescaled:
+        Q = [[one if c == f else zero for c in range(n)] for f in free] + normalised
+    if not coordinate_base:
+        P = _kernel.matmul(K, P, Y)
+        Q = None if Q is None else _kernel.matmul(K, Q, eta)
+    if Q is None:
+        Q = _kernel.inverse(K, _kernel.transpose(P))
+    det = _kernel.determinant(K, P)
+    return cls._trusted(chart, _kernel.to_matrix(K, P), _kernel.to_matrix(K, Q), len(free),
+                        K.to_expr(_kernel.simplest(K, det)))
+
+
 @dataclass(frozen=True, eq=False)
 class Frame:
     """A frame ``{X_i}`` on Q with its coframe and structure functions.
@@ -160,6 +254,8 @@ class Frame:
         object.__setattr__(self, "vectors", mat)
         if self.rank_D is not None and not 0 <= self.rank_D <= self.chart.dim:
             raise DimensionError(f"rank_D must lie in 0..{self.chart.dim}, got {self.rank_D}.")
+        if self._init_in_kernel(mat):
+            return
         det = _check_nonsingular(self.chart, mat, "frame")
         object.__setattr__(self, "_det", det)
         if self.coframe is None:
@@ -172,6 +268,45 @@ class Frame:
             if not all(numerically_zero(e, pts) for e in check):
                 raise SingularFrameError("the given coframe is not dual to the frame (θ^i(X_j) ≠ δ^i_j).")
         object.__setattr__(self, "coframe", cof)
+
+    def _init_in_kernel(self, mat: sp.ImmutableMatrix) -> bool:
+        """Determinant, nonsingularity and coframe (inverse, or the given one checked) over the
+        field of rational functions (:mod:`anholo._kernel`); False if outside its class."""
+        try:
+            cof_in = self.coframe
+            if cof_in is not None:
+                cof_in = _matrix_rows(self.chart, cof_in.tolist() if isinstance(cof_in, sp.MatrixBase)
+                                      else list(cof_in), "coframe")
+            K = _kernel.DiffField(list(mat) + (list(cof_in) if cof_in is not None else []))
+            X = _kernel.matrix(K, mat)
+            det = _kernel.determinant(K, X)
+            if K.is_zero(det):
+                raise SingularFrameError(
+                    f"frame is singular: its determinant vanishes identically, so its {self.chart.dim} fields "
+                    "are linearly dependent. Replace a dependent row so the rows are independent."
+                )
+            if cof_in is None:
+                cof = _kernel.to_matrix(K, _kernel.inverse(K, _kernel.transpose(X)))
+            else:
+                check = _kernel.matmul(K, _kernel.matrix(K, cof_in), _kernel.transpose(X))
+                n = self.chart.dim
+                if any(not K.is_zero(check[i][j] - (1 if i == j else 0)) for i in range(n) for j in range(n)):
+                    raise SingularFrameError("the given coframe is not dual to the frame (θ^i(X_j) ≠ δ^i_j).")
+                cof = cof_in
+        except _kernel.Unsupported:
+            return False
+        object.__setattr__(self, "_det", K.to_expr(_kernel.simplest(K, det)))
+        object.__setattr__(self, "coframe", cof)
+        return True
+
+    @classmethod
+    def _trusted(cls, chart: Chart, vectors: sp.ImmutableMatrix, coframe: sp.ImmutableMatrix, rank_D, det) -> "Frame":
+        """A frame whose coframe and determinant were computed exactly by the caller (no checks)."""
+        obj = object.__new__(cls)
+        for name, value in (("chart", chart), ("vectors", vectors), ("rank_D", rank_D), ("coframe", coframe),
+                            ("_det", det)):
+            object.__setattr__(obj, name, value)
+        return obj
 
     # --- constructors -------------------------------------------------------------
     @classmethod
@@ -251,6 +386,10 @@ class Frame:
                 "constraint one-forms must not depend on velocities; a constraint that is not "
                 "linear in the velocities cannot define a distribution."
             )
+        try:
+            return _adapted_in_kernel(cls, chart, omega, dependent, base)
+        except _kernel.Unsupported:
+            pass
         kappa = omega if base.is_coordinate_frame else (omega * base.vectors.T).applyfunc(tidy)
         if generic_rank(kappa) < k:
             raise DependentConstraintsError(
@@ -366,6 +505,10 @@ class Frame:
     def structure(self) -> tuple:
         """Nested tuple ``R[k][i][j] = R^k_ij`` with ``[X_i, X_j] = R^k_ij X_k`` (0-based)."""
         n = self.dim
+        try:
+            return self._structure_in_kernel()
+        except _kernel.Unsupported:
+            pass
         R = [[[sp.S.Zero] * n for _ in range(n)] for _ in range(n)]
         # zero test by evaluation (package policy): tidy does not catch every identity
         # (e.g. cosh² − sinh² = 1), and R = 0 decides holonomy and integrability.
@@ -382,6 +525,25 @@ class Frame:
                         val = sp.S.Zero
                     R[k][i][j] = val
                     R[k][j][i] = -val
+        return tuple(tuple(tuple(row) for row in mat) for mat in R)
+
+    def _structure_in_kernel(self) -> tuple:
+        """R^k_ij = θ^k_A (X_i(X_j^A) − X_j(X_i^A)) over the differential field of :mod:`anholo._kernel`."""
+        n, q = self.dim, self.chart.coordinates
+        K = _kernel.DiffField(list(self.vectors) + list(self.coframe), q)
+        X, th = _kernel.matrix(K, self.vectors), _kernel.matrix(K, self.coframe)
+        R = [[[sp.S.Zero] * n for _ in range(n)] for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                br = [K.gradient_along(X[j][A], X[i], q) - K.gradient_along(X[i][A], X[j], q) for A in range(n)]
+                if not any(br):
+                    continue
+                for k in range(n):
+                    val = K.reduce(sum((th[k][A] * br[A] for A in range(n) if br[A]), K.field.zero))
+                    if K.is_zero(val):
+                        continue
+                    e = K.to_expr(_kernel.simplest(K, val))
+                    R[k][i][j], R[k][j][i] = e, -e
         return tuple(tuple(tuple(row) for row in mat) for mat in R)
 
     def structure_function(self, k: int, i: int, j: int) -> sp.Expr:
