@@ -172,3 +172,65 @@ def test_kernel_route_equals_expression_route(name):
     assert _values_agree(nh.lagrangian.expr, nh2.lagrangian.expr, tol=1e-15)
     for e1, e2 in zip(fld.accelerations + fld.multipliers, fld2.accelerations + fld2.multipliers):
         assert _values_agree(e1, e2, tol=1e-15)
+
+
+def test_split_separates_velocity_terms():
+    u = sp.symbols("u1 u2", real=True)
+    L = (u[0] ** 2 + x * u[0] * u[1]) / 2 - 1 / (x**2 + y**2) + a * y
+    K = DiffField([L], [x, y], extra_symbols=u)
+    T, V = _kernel.split(K, K.convert(L), u)
+    assert sp.simplify(K.to_expr(T) - (u[0] ** 2 + x * u[0] * u[1]) / 2) == 0
+    assert sp.simplify(K.to_expr(V) - (a * y - 1 / (x**2 + y**2))) == 0
+
+
+def test_lazy_cancellation_is_completed_by_reduce():
+    K = DiffField([x, y], [x, y])
+    f = K.convert((x**2 - y**2) / (x + y + 1)) * K.convert((x + y + 1) / (x - y))
+    g = K.reduce(f)
+    assert g.denom == 1 and K.to_expr(g) == x + y
+    assert K.is_zero(K.convert(x / (x + y)) - K.convert(x**2 / (x**2 + x * y)))
+
+
+CONSTRAINTS = [
+    ["z_dot - y*x_dot"],
+    ["x_dot*sin(theta) - y_dot*cos(theta)", "z_dot - x*theta_dot + 2"],
+    ["(x_dot + a*y_dot)/(1 + x**2) - b*cos(theta)"],
+]
+
+
+@pytest.mark.parametrize("exprs", CONSTRAINTS)
+def test_constraint_parts_equal_the_expression_route(exprs):
+    from anholo import Chart, LinearConstraints
+
+    z = sp.Symbol("z", real=True)
+    chart = Chart([x, y, z, th], parameters=[a, b])
+    C = LinearConstraints.from_expressions(chart, exprs)
+    with expression_route():
+        C2 = LinearConstraints.from_expressions(chart, exprs)
+    for e1, e2 in zip(list(C.forms) + list(C.inhomogeneous), list(C2.forms) + list(C2.inhomogeneous)):
+        assert sp.simplify(e1 - e2) == 0
+
+
+def test_nonlinear_constraint_still_rejected():
+    from anholo import Chart, LinearConstraints, NonlinearConstraintError
+
+    z = sp.Symbol("z", real=True)
+    with pytest.raises(NonlinearConstraintError, match="not linear in the velocities"):
+        LinearConstraints.from_expressions(Chart([x, y, z]), ["z_dot - x_dot*y_dot"])
+    with pytest.raises(NonlinearConstraintError):
+        LinearConstraints.from_expressions(Chart([x, y, z]), ["z_dot - 1/(1 + x_dot**2)"])
+
+
+def test_lagrangian_in_frame_equals_the_expression_route():
+    from anholo import Chart, Frame, Lagrangian
+
+    chart = Chart([x, y, th])
+    xd, yd, thd = chart.velocities
+    L = Lagrangian(Frame.coordinate(chart), a * (xd**2 + yd**2) / 2 + b * thd**2 / 2 + a * x * sp.sin(th)
+                   - 1 / (1 + x**2))
+    F = Frame(chart, [[sp.cos(th), sp.sin(th), 0], [-sp.sin(th), sp.cos(th), 1 / a], [0, 0, 1]])
+    G = Frame(chart, [[1, y, 0], [0, 1, 0], [x, 0, 1]])
+    L1, L2 = L.in_frame(F), L.in_frame(F).in_frame(G)
+    with expression_route():
+        M1, M2 = L.in_frame(F), L.in_frame(F).in_frame(G)
+    assert _values_agree(L1.expr, M1.expr, tol=1e-15) and _values_agree(L2.expr, M2.expr, tol=1e-15)

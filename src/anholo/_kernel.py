@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import random
 from contextlib import contextmanager
+from functools import lru_cache
 from functools import reduce as _fold
 from itertools import combinations_with_replacement
 from typing import Iterable, Sequence
@@ -99,7 +100,7 @@ def cancel(p, q) -> tuple:
     used = sorted({i for poly in (p, q) for m in poly.itermonoms() for i, k in enumerate(m) if k})
     if len(used) == R.ngens:
         return p.cancel(q)
-    sub = PolyRing(tuple(R.symbols[i] for i in used), R.domain, R.order)
+    sub = _ring(tuple(R.symbols[i] for i in used))
     a, b = (sub.from_dict({tuple(m[i] for i in used): c for m, c in poly.iterterms()}) for poly in (p, q))
     a, b = a.cancel(b)
     n = R.ngens
@@ -116,11 +117,62 @@ def cancel(p, q) -> tuple:
     return back(a), back(b)
 
 
+@lru_cache(maxsize=1024)
+def _ring(symbols: tuple) -> PolyRing:
+    """``ZZ[symbols]`` (lex), built once: SymPy builds a ring's monomial code afresh on every call.
+
+    Its clones over ZZ/lex (the rings of the heuristic gcd's recursion, ``ring.drop(0)``) come
+    from this cache too.
+    """
+    ring = PolyRing(symbols, ZZ, lex)
+
+    def clone(new_symbols, domain, order):
+        if domain in (None, ZZ) and order in (None, lex):
+            return _ring(tuple(new_symbols or symbols))
+        return PolyRing._clone(ring, new_symbols, domain, order)
+
+    ring._clone = clone
+    return ring
+
+
+@lru_cache(maxsize=256)
+def _field(symbols: tuple) -> FracField:
+    """``ZZ(symbols)`` whose elements cancel with :func:`cancel`: in the subring of the
+    generators actually present (SymPy's heuristic gcd recurses over every generator of the
+    ring, used or not)."""
+    ring = _ring(symbols)
+    K = object.__new__(FracField)  # FracField.__new__ without its fresh PolyRing
+    K._hash_tuple = (FracField.__name__, ring.symbols, ring.ngens, ZZ, lex)
+    K._hash = hash(K._hash_tuple)
+    K.ring, K.symbols, K.ngens, K.domain, K.order = ring, ring.symbols, ring.ngens, ZZ, lex
+    K.dtype = _Frac(K, K.ring.zero).raw_new
+    K.zero, K.one = K.dtype(K.ring.zero), K.dtype(K.ring.one)
+    K.gens = K._gens()
+    return K
+
+
 class _Frac(FracElement):
-    """A field element whose arithmetic cancels with :func:`cancel`."""
+    """A field element whose arithmetic cancels lazily: only monomial and numerical common
+    factors after each operation (:func:`cheap_cancel`); the full gcd (:func:`cancel`) at
+    :meth:`DiffField.reduce`, which the computations call once per result entry."""
 
     def new(f, numer, denom):
-        return f.raw_new(*cancel(numer, denom))
+        return f.raw_new(*cheap_cancel(numer, denom))
+
+
+def cheap_cancel(p, q) -> tuple:
+    """``p/q`` without the common factors that cost no gcd: a monomial or constant numerator or
+    denominator (cancelled exactly), equal polynomials; the sign made canonical."""
+    R = p.ring
+    if not p:
+        return p, R.one
+    if len(p) == 1 or len(q) == 1:
+        return p.cancel(q)
+    if p == q:
+        return R.one, R.one
+    if q.LC < 0:
+        return -p, -q
+    return p, q
 
 
 class DiffField:
@@ -228,14 +280,8 @@ class DiffField:
         for S, C in self._trig.values():
             gens += [S, C]
         gens += list(self._others.values())
-        self.field = FracField(tuple(gens), ZZ, lex)
+        self.field = _field(tuple(gens))
         self.ring = self.field.ring
-        # elements cancel in the subring of the generators actually present (SymPy's heuristic
-        # gcd recurses over every generator of the ring, used or not)
-        K = self.field
-        K.dtype = _Frac(K, self.ring.zero).raw_new
-        K.zero, K.one = K.dtype(self.ring.zero), K.dtype(self.ring.one)
-        K.gens = K._gens()
         K = self.field
         index = {g: i for i, g in enumerate(gens)}
         self._gen = {g: K.gens[i] for g, i in index.items()}
@@ -383,11 +429,11 @@ class DiffField:
         """
         if len(f.numer) + len(f.denom) > TERM_LIMIT:
             raise Unsupported(f"an intermediate result has {len(f.numer) + len(f.denom)} terms")
-        if not self._pairs:
-            return f
-        num, den = self._reduce_poly(f.numer), self._reduce_poly(f.denom)
-        if num is f.numer and den is f.denom:
-            return f
+        num, den = f.numer, f.denom
+        if self._pairs:
+            num, den = self._reduce_poly(num), self._reduce_poly(den)
+        if len(den) == 1 and num is f.numer and den is f.denom:
+            return f  # a monomial denominator: cancelled already
         return self.field.raw_new(*cancel(num, den))
 
     def is_zero(self, f, points: int = 3) -> bool:
@@ -635,3 +681,19 @@ def variable_part(K: DiffField, p):
     if any(k and i in dep for m in rest.monoms() for i, k in enumerate(m)):
         out = out * rest.primitive()[1]
     return out
+
+
+def split(K: DiffField, f, symbols: Sequence) -> tuple:
+    """``f = f_dep + f_free``: the terms of the numerator that contain one of ``symbols`` and the
+    others, each over the common denominator and cancelled separately.
+
+    For a Lagrangian and the velocities this separates ``T(q, v)`` from ``−V(q)``: the
+    velocity derivatives and the Hessian then never meet V's denominators.
+    """
+    idx = [K._index[s] for s in symbols if s in K._index]
+    dep, free = {}, {}
+    for m, c in f.numer.iterterms():
+        (dep if any(m[i] for i in idx) else free)[m] = c
+    R, F = K.ring, K.field
+    den = f.denom
+    return tuple(F.raw_new(*cancel(R.from_dict(d), den)) if d else F.zero for d in (dep, free))

@@ -17,6 +17,7 @@ from functools import cached_property
 import sympy as sp
 
 from .._algebra import size_exceeds, solve_generic, solve_square, tidy
+from .. import _kernel
 from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
@@ -28,10 +29,10 @@ _INPUT_TIDY_LIMIT = 600
 
 
 def _worth_reducing(expr: sp.Expr, coordinates) -> bool:
-    """True if ``expr`` has powers of sums (unexpanded squares of velocities, as in the n-trailer's
-    kinetic energy) or trigonometric functions of the coordinates: then one ``tidy`` on input pays off."""
+    """True if ``expr`` has positive powers of sums (unexpanded squares of velocities, as in the n-trailer's
+    kinetic energy; a potential ``1/(x² + y²)`` is left as written) or trigonometric functions of the coordinates: then one ``tidy`` on input pays off."""
     coords = set(coordinates)
-    if any(p.base.is_Add for p in expr.atoms(sp.Pow)):
+    if any(p.base.is_Add and p.exp.is_positive for p in expr.atoms(sp.Pow)):
         return True
     return any(f.free_symbols & coords for f in expr.atoms(sp.sin, sp.cos, sp.tan))
 
@@ -132,11 +133,15 @@ class Lagrangian:
         substitution, without passing through the natural velocities (a body
         frame's cos θ, sin θ never enter when the change of frame is constant).
         """
-        if self.frame.is_coordinate_frame:
-            return Lagrangian(TangentBundle(frame, **bundle_kwargs), self.natural_expr())
         if frame.chart != self.frame.chart:
             raise DimensionError("the new frame lives on another chart than the Lagrangian.")
         bundle = TangentBundle(frame, **bundle_kwargs)
+        try:
+            return self._in_frame_in_kernel(bundle)[0]
+        except _kernel.Unsupported:
+            pass
+        if self.frame.is_coordinate_frame:
+            return Lagrangian(bundle, self.natural_expr())
         P = (frame.vectors * self.frame.coframe.T).applyfunc(tidy)
         old, new = self.bundle.quasi_velocities, bundle.quasi_velocities
         n = len(old)
@@ -145,6 +150,37 @@ class Lagrangian:
         if not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
             expr = tidy(expr)
         return Lagrangian(bundle, expr)
+
+    def _in_frame_in_kernel(self, bundle: TangentBundle, extra=()) -> tuple:
+        """:meth:`in_frame` over the differential field of :mod:`anholo._kernel`:
+        ``v^j = P_i^j v'^i`` with ``P = X' θᵀ`` substituted in the polynomial arithmetic.
+
+        Returns ``(Lagrangian, (K, X', θ', (T, V)))`` — the field and the new frame, coframe and
+        Lagrangian (its velocity-dependent and velocity-free parts) as its elements, for callers that go on computing in K (``extra``
+        expressions are included among its generators).
+        """
+        frame = bundle.frame
+        old_v, new_v = self.bundle.quasi_velocities, bundle.quasi_velocities
+        K = _kernel.DiffField([self.expr, *frame.vectors, *frame.coframe, *self.frame.coframe, *extra],
+                              frame.chart.coordinates, extra_symbols=tuple(old_v) + tuple(new_v))
+        X, th = _kernel.matrix(K, frame.vectors), _kernel.matrix(K, frame.coframe)
+        P = X if self.frame.is_coordinate_frame else _kernel.matmul(
+            K, X, _kernel.transpose(_kernel.matrix(K, self.frame.coframe)))
+        n = len(old_v)
+        vk = [K.convert(v) for v in new_v]
+        sub = {old_v[j]: sum((P[i][j] * vk[i] for i in range(n) if P[i][j]), K.field.zero) for j in range(n)}
+        Lk = _kernel.substitute(K, K.convert(self.expr), sub)
+        T, V = (_kernel.simplest(K, e) for e in _kernel.split(K, Lk, new_v))  # T(q, v), −V(q)
+        L = Lagrangian._trusted(bundle, K.to_expr(T) + K.to_expr(V))
+        return L, (K, X, th, (T, V))
+
+    @classmethod
+    def _trusted(cls, bundle: TangentBundle, expr: sp.Expr) -> "Lagrangian":
+        """A Lagrangian already in the quasi-velocities of ``bundle`` and in normal form (no input pass)."""
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "bundle", bundle)
+        object.__setattr__(obj, "expr", expr)
+        return obj
 
     # --- forms ----------------------------------------------------------------------------
     @cached_property

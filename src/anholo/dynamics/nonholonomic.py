@@ -127,7 +127,12 @@ class NonholonomicSystem:
         object.__setattr__(self, "frame", frame)
         object.__setattr__(self, "_source_lagrangian", L)
         if frame is not L.frame and frame != L.frame:
-            L = L.in_frame(frame, quasi_velocities=L.bundle.quasi_velocities)
+            bundle = TangentBundle(frame, quasi_velocities=L.bundle.quasi_velocities)
+            try:  # in the kernel, whose field and elements Γ_nh then reuses
+                L, context = L._in_frame_in_kernel(bundle, extra=C.inhomogeneous)
+                self.__dict__["_kernel_context"] = context
+            except Unsupported:
+                L = L.in_frame(frame, quasi_velocities=L.bundle.quasi_velocities)
         object.__setattr__(self, "lagrangian", L)
 
     # --- the geometry of C -----------------------------------------------------------------
@@ -291,15 +296,20 @@ class NonholonomicSystem:
         F, m, n = self.frame, self.m, self.n
         q, v = F.chart.coordinates, self.bundle.quasi_velocities
         beta = self.constrained_values
-        K = _kernel.DiffField([self.lagrangian.expr, *F.vectors, *F.coframe, *beta], q, extra_symbols=v)
-        X = [[K.convert(F.vectors[i, A]) for A in range(n)] for i in range(n)]
-        th = [[K.convert(F.coframe[i, A]) for A in range(n)] for i in range(n)]
+        try:  # the field in which L was carried to the adapted frame
+            K, X, th, Lt = self.__dict__["_kernel_context"]
+            bk = [K.convert(b) for b in beta]
+        except (KeyError, Unsupported):
+            K = _kernel.DiffField([self.lagrangian.expr, *F.vectors, *F.coframe, *beta], q, extra_symbols=v)
+            X, th = _kernel.matrix(K, F.vectors), _kernel.matrix(K, F.coframe)
+            bk = [K.convert(b) for b in beta]
+            Lt = _kernel.split(K, K.convert(self.lagrangian.expr), v)
         vk = [K.convert(s) for s in v]
-        bk = [K.convert(b) for b in beta]
         vC = vk[:m] + bk
         on_C = dict(zip(v[m:], bk))
-        Lt = K.convert(self.lagrangian.expr)
-        Lc = _kernel.substitute(K, Lt, on_C)
+        # L = T + (−V) kept apart: velocity derivatives never meet V's denominators
+        T, Vm = Lt
+        Tc = _kernel.substitute(K, T, on_C)
 
         def Xf(i, f):
             return K.gradient_along(f, X[i], q)
@@ -324,12 +334,12 @@ class NonholonomicSystem:
                     val = K.reduce(sum((th[k][A] * br[A] for A in range(n) if br[A]), K.field.zero))
                     if val:
                         rv[k][i] += val * vC[j]
-        p = [K.reduce(K.diff(Lc, v[al])) for al in range(m)]
-        p += [K.reduce(_kernel.substitute(K, K.diff(Lt, v[a]), on_C)) for a in range(m, n)]
+        p = [K.reduce(K.diff(Tc, v[al])) for al in range(m)]
+        p += [K.reduce(_kernel.substitute(K, K.diff(T, v[a]), on_C)) for a in range(m, n)]
         g = [[K.reduce(K.diff(p[al], v[be])) for be in range(m)] for al in range(m)]
 
         def force(i):
-            out = Xf(i, Lc)
+            out = Xf(i, Tc) + Xf(i, Vm)
             for a, b in enumerate(bk):
                 if b and p[m + a]:
                     out -= p[m + a] * Xf(i, b)

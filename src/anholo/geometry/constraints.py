@@ -29,6 +29,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from .. import _kernel
 from .._algebra import free_symbols, generic_rank, tidy, vanishes
 from ..errors import (
     ConstraintError,
@@ -52,6 +53,39 @@ def _read(chart: Chart, expr, where: str) -> sp.Expr:
         names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
         return parse_expression(expr, names, where=where)
     return sp.sympify(expr)
+
+
+def _affine_parts_in_kernel(chart: Chart, exprs: list):
+    """``φ_a = ω^a_A u^A + c^a`` read off the numerators over the field of :mod:`anholo._kernel`:
+    ``(rows ω, c)``, or None when some ``φ_a`` is not visibly affine there (a denominator or a
+    power of the velocities; the ``Expr`` route then decides and explains) or lies outside the kernel."""
+    u = chart.velocities
+    try:
+        K = _kernel.DiffField(exprs, extra_symbols=u)
+    except _kernel.Unsupported:
+        return None
+    idx = [K._index[x] for x in u]
+    R = K.ring
+    rows, c = [], []
+    for phi in exprs:
+        f = K.convert(phi)
+        if any(f.denom.degree(i) > 0 for i in idx):
+            return None
+        parts = [dict() for _ in range(len(u) + 1)]
+        for m, coeff in f.numer.iterterms():
+            hit = [k for k, i in enumerate(idx) if m[i]]
+            if len(hit) > 1 or (hit and m[idx[hit[0]]] > 1):
+                return None
+            key = hit[0] if hit else len(u)
+            mm = list(m)
+            if hit:
+                mm[idx[hit[0]]] = 0
+            parts[key][tuple(mm)] = coeff
+        vals = [K.to_expr(K.field.raw_new(*_kernel.cancel(R.from_dict(d), f.denom))) if d else sp.S.Zero
+                for d in parts]
+        rows.append(vals[:-1])
+        c.append(vals[-1])
+    return rows, c
 
 
 def _completed_frame(chart: Chart, rows: list) -> Frame:
@@ -180,6 +214,11 @@ class LinearConstraints:
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         u = chart.velocities
         exprs = [_read(chart, e, f"constraints[{a}]") for a, e in enumerate(expressions)]
+        split = _affine_parts_in_kernel(chart, exprs)
+        if split is not None:
+            rows, c = split
+            return cls(chart, sp.ImmutableMatrix(rows) if rows else sp.ImmutableMatrix(0, chart.dim, []),
+                       tuple(c), tuple(exprs))
         rows, c = [], []
         for a, phi in enumerate(exprs):
             grad = [phi.diff(ui) for ui in u]
@@ -246,6 +285,12 @@ class LinearConstraints:
         """``κ^a_i = ω^a(X_i)``: the constraints' linear parts in the quasi-velocities of ``frame``."""
         if frame.chart != self.chart:
             raise DimensionError("the frame lives on another chart.")
+        try:
+            K = _kernel.DiffField(list(self.forms) + list(frame.vectors))
+            prod = _kernel.matmul(K, _kernel.matrix(K, self.forms), _kernel.transpose(_kernel.matrix(K, frame.vectors)))
+            return sp.Matrix(_kernel.to_matrix(K, prod, self.count, self.chart.dim))
+        except _kernel.Unsupported:
+            pass
         return (sp.Matrix(self.forms) * frame.vectors.T).applyfunc(tidy)
 
     def is_adapted(self, frame: Frame) -> bool:
