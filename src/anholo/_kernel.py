@@ -40,6 +40,7 @@ from typing import Iterable, Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.polys.domains import ZZ
+from sympy.polys.euclidtools import dmp_inner_gcd
 from sympy.polys.fields import FracElement, FracField
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyRing
@@ -47,6 +48,7 @@ from sympy.polys.rings import PolyRing
 __all__ = ["Unsupported", "DiffField", "expression_route"]
 
 _DERIVATIVE_ORDER = 3
+_DENSE_GCD_FROM = 80  # terms of p and q from which cancel uses the dense gcd
 CANCEL_LIMIT = 1000  # terms of p and q beyond which cancel(p, q) gives up (see cancel)
 TERM_LIMIT = 300  # terms of numerator + denominator beyond which the kernel gives up (see DiffField.reduce)  # derivatives of undefined functions prepared up to this total order
 
@@ -83,6 +85,20 @@ def _pooled(kind: str, k: int) -> sp.Dummy:
     return _POOL[key]
 
 
+def _integer_combination(arg) -> bool:
+    """True for ``k θ`` (integer k ≠ ±1) and sums of such terms of distinct symbols: trigonometric
+    functions of them are written in those of the symbols (``cos(θ1 − θ2) = cos θ1 cos θ2 + …``),
+    which keeps the normal form canonical."""
+    if arg.is_Symbol:
+        return False
+    terms = sp.Add.make_args(arg)
+    for t in terms:
+        c, s = t.as_coeff_Mul()
+        if not (c.is_Integer and s.is_Symbol):
+            return False
+    return len(terms) > 1 or abs(terms[0].as_coeff_Mul()[0]) > 1
+
+
 def _rational_exponent(e) -> bool:
     return isinstance(e, sp.Rational) and not isinstance(e, sp.Integer)
 
@@ -102,7 +118,15 @@ def cancel(p, q) -> tuple:
         return p.cancel(q)
     sub = _ring(tuple(R.symbols[i] for i in used))
     a, b = (sub.from_dict({tuple(m[i] for i in used): c for m, c in poly.iterterms()}) for poly in (p, q))
-    a, b = a.cancel(b)
+    if len(a) + len(b) > _DENSE_GCD_FROM:
+        # SymPy's sparse division inside the heuristic gcd is quadratic in the number of terms
+        # (it recomputes the leading monomial each step); the dense recursive one is not
+        _, ca, cb = dmp_inner_gcd(a.to_dense(), b.to_dense(), sub.ngens - 1, ZZ)
+        a, b = sub.from_dense(ca), sub.from_dense(cb)
+        if b.LC < 0:
+            a, b = -a, -b
+    else:
+        a, b = a.cancel(b)
     n = R.ngens
 
     def back(poly):
@@ -198,6 +222,7 @@ class DiffField:
         self._symbols: dict = {}  # Symbol -> generator symbol (itself)
         self._trig: dict = {}  # argument -> (S dummy, C dummy)
         self._others: dict = {}  # atom Expr (exp, fractional power, undefined function, Derivative) -> dummy
+        self._expanded: dict = {}  # sin/cos of an integer combination of symbols -> its expand_trig
         self.canonical = True
         exprs = [sp.sympify(e) for e in exprs]
         for s in extra_symbols:
@@ -238,6 +263,10 @@ class DiffField:
                     raise Unsupported(f"power {a}")
             elif isinstance(a, (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc)):
                 arg = a.args[0]
+                if _integer_combination(arg):  # cos(θ1 − θ2), sin 2θ: in sines and cosines of the symbols
+                    self._expanded[a] = sp.expand_trig(a)
+                    stack.append(self._expanded[a])
+                    continue
                 if arg not in self._trig:
                     k = len(self._trig)
                     self._trig[arg] = (_pooled("S", k), _pooled("C", k))
@@ -346,6 +375,9 @@ class DiffField:
                 continue
             if a in self._others:
                 memo[a] = self._gen[self._others[a]]
+                continue
+            if a in self._expanded:
+                memo[a] = self.convert(self._expanded[a])
                 continue
             if isinstance(a, (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc)):
                 pair = self._trig.get(a.args[0])

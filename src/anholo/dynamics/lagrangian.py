@@ -80,6 +80,12 @@ class Lagrangian:
             # In a coordinate frame u = v is a renaming: an expression that is already a sum of
             # monomials without trigonometric functions of q is kept as written.
             coordinate = self.bundle.frame.is_coordinate_frame
+            if not coordinate:
+                try:
+                    object.__setattr__(self, "expr", self._quasi_in_kernel(expr))
+                    return
+                except _kernel.Unsupported:
+                    pass
             expr = self.bundle.to_quasi(expr)
             if (not coordinate or _worth_reducing(expr, self.bundle.chart.coordinates)) and not size_exceeds(
                     expr, 2 * _INPUT_TIDY_LIMIT):
@@ -174,6 +180,20 @@ class Lagrangian:
         L = Lagrangian._trusted(bundle, K.to_expr(T) + K.to_expr(V))
         return L, (K, X, th, (T, V))
 
+    def _quasi_in_kernel(self, expr: sp.Expr) -> sp.Expr:
+        """``u = X v`` substituted over the field of :mod:`anholo._kernel`, in normal form as
+        ``T(q, v) + (−V(q))`` (what ``to_quasi`` and ``tidy`` give, without expression trees)."""
+        b = self.bundle
+        frame, u, v = b.frame, b.chart.velocities, b.quasi_velocities
+        K = _kernel.DiffField([expr, *frame.vectors], extra_symbols=tuple(u) + tuple(v))
+        X = _kernel.matrix(K, frame.vectors)
+        vk = [K.convert(s) for s in v]
+        n = len(u)
+        sub = {u[A]: sum((X[j][A] * vk[j] for j in range(n) if X[j][A]), K.field.zero) for A in range(n)}
+        Lk = _kernel.substitute(K, K.convert(expr), sub)
+        T, V = (_kernel.simplest(K, e) for e in _kernel.split(K, Lk, v))
+        return K.to_expr(T) + K.to_expr(V)
+
     @classmethod
     def _trusted(cls, bundle: TangentBundle, expr: sp.Expr) -> "Lagrangian":
         """A Lagrangian already in the quasi-velocities of ``bundle`` and in normal form (no input pass)."""
@@ -227,7 +247,10 @@ class Lagrangian:
         IrregularLagrangianError
             If g is singular; use :meth:`euler_lagrange_field_cartan` for singular L.
         """
-        gamma = solve_square(self.hessian, self._prop1_rhs)
+        try:
+            gamma = self._euler_lagrange_in_kernel()
+        except _kernel.Unsupported:
+            gamma = solve_square(self.hessian, self._prop1_rhs)
         if gamma is None:
             raise IrregularLagrangianError(
                 f"the Lagrangian is not regular: its Hessian in the quasi-velocities has rank "
@@ -236,6 +259,17 @@ class Lagrangian:
                 "its solvability conditions."
             )
         return SecondOrderField(self.bundle, gamma)
+
+    def _euler_lagrange_in_kernel(self):
+        """Γ^i of Prop. 1 by :func:`hamel_in_kernel` with every quasi-velocity free (None if g is singular)."""
+        b, F = self.bundle, self.frame
+        q, v = F.chart.coordinates, b.quasi_velocities
+        K = _kernel.DiffField([self.expr, *F.vectors, *F.coframe], q, extra_symbols=v)
+        X, th = _kernel.matrix(K, F.vectors), _kernel.matrix(K, F.coframe)
+        solved = hamel_in_kernel(K, q, v, X, th, _kernel.split(K, K.convert(self.expr), v), len(v))
+        if solved is None:
+            return None
+        return tuple(K.to_expr(_kernel.simplest(K, e)) for e in solved[0])
 
     def euler_lagrange_field_cartan(self, on=None):
         """Solve ``i_Γ dθ_L = −dE_L`` for a general field Γ (THEORY §3).
@@ -331,6 +365,81 @@ class HamelEquations:
             "equations": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in self.equations],
             "kinematics": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in self.kinematics],
         }
+
+
+def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
+    """The (constrained) Hamel equations solved over the differential field K of :mod:`anholo._kernel`.
+
+    ``X``, ``th``: the frame and coframe as rows of elements of K; ``L_parts = (T, −V)``, the
+    Lagrangian in the quasi-velocities ``v`` split by :func:`anholo._kernel.split`; the first
+    ``m`` quasi-velocities are free and ``v^a = β^a`` (elements of K) for a ≥ m.  With
+    ``v^j`` standing for ``(v^α, β^a)`` and ``L_c = L|_C`` (THEORY §3 Prop. 1, §4 Prop. 2):
+
+        g_αβ Γ^β = X_α(L_c) − p_a X_α(β^a) − R^k_αj v^j p_k − v^j X_j(p_α),   g_αβ = ∂²L_c/∂v^α∂v^β,
+        Γ^a = v^j X_j(β^a),   μ_a = v^j X_j(p_a) + Γ^α ∂p_a/∂v^α − [X_a(L_c) − p_b X_a(β^b) − R^k_aj v^j p_k],
+
+    with ``p_α = ∂L_c/∂v^α``, ``p_a = (∂L/∂v^a)|_C``.  For m = n (no constraints) Γ is the
+    Euler–Lagrange field.  Returns ``(Γ^α, Γ^a, μ_a)`` (elements of K, reduced), or None if
+    g is singular.
+    """
+    n = len(v)
+    zero = K.field.zero
+    vk = [K.convert(s) for s in v]
+    vC = vk[:m] + list(beta)
+    on_C = dict(zip(v[m:], beta))
+    T, Vm = L_parts  # L = T + (−V) kept apart: velocity derivatives never meet V's denominators
+    Tc = _kernel.substitute(K, T, on_C)
+
+    def Xf(i, f):
+        return K.gradient_along(f, X[i], q)
+
+    def along(f):
+        out = zero
+        for j, vj in enumerate(vC):
+            if vj:
+                out += vj * Xf(j, f)
+        return out
+
+    # R^k_ij v^j on C, from [X_i, X_j] = R^k_ij X_k (THEORY §2)
+    rv = [[zero] * n for _ in range(n)]  # rv[k][i]
+    for i in range(n):
+        for j in range(n):
+            if i == j or not vC[j]:
+                continue
+            br = [Xf(i, X[j][A]) - Xf(j, X[i][A]) for A in range(n)]
+            if not any(br):
+                continue
+            for k in range(n):
+                val = K.reduce(sum((th[k][A] * br[A] for A in range(n) if br[A]), zero))
+                if val:
+                    rv[k][i] += val * vC[j]
+    p = [K.reduce(K.diff(Tc, v[al])) for al in range(m)]
+    p += [K.reduce(_kernel.substitute(K, K.diff(T, v[a]), on_C)) for a in range(m, n)]
+    g = [[K.reduce(K.diff(p[al], v[be])) for be in range(m)] for al in range(m)]
+
+    def force(i):
+        out = Xf(i, Tc) + Xf(i, Vm)
+        for a, b in enumerate(beta):
+            if b and p[m + a]:
+                out -= p[m + a] * Xf(i, b)
+        for k in range(n):
+            if p[k] and rv[k][i]:
+                out -= rv[k][i] * p[k]
+        return out
+
+    rhs = [force(al) - along(p[al]) for al in range(m)]
+    gamma = []
+    if m:
+        ginv = _kernel.inverse(K, g)
+        if ginv is None:
+            return None
+        gamma = [K.reduce(sum((ginv[al][be] * rhs[be] for be in range(m) if ginv[al][be]), zero)) for al in range(m)]
+    rates = [K.reduce(along(b)) if b else zero for b in beta]
+    mu = []
+    for a in range(m, n):
+        dp = along(p[a]) + sum((G * K.diff(p[a], v[al]) for al, G in enumerate(gamma) if G), zero)
+        mu.append(K.reduce(dp - force(a)))
+    return gamma, rates, mu
 
 
 def constrained_problem(lagrangian, constraints, kind, build) -> tuple:

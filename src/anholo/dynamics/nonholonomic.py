@@ -51,7 +51,7 @@ from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.constraints import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle, TangentField
-from .lagrangian import Lagrangian, constrained_problem
+from .lagrangian import Lagrangian, constrained_problem, hamel_in_kernel
 
 __all__ = ["NonholonomicSystem", "NonholonomicField", "DynamicsComparison", "compare_dynamics"]
 
@@ -134,6 +134,11 @@ class NonholonomicSystem:
             except Unsupported:
                 L = L.in_frame(frame, quasi_velocities=L.bundle.quasi_velocities)
         object.__setattr__(self, "lagrangian", L)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_kernel_context", None)  # the kernel's field is a cache, rebuilt when needed
+        return state
 
     # --- the geometry of C -----------------------------------------------------------------
     @property
@@ -304,64 +309,10 @@ class NonholonomicSystem:
             X, th = _kernel.matrix(K, F.vectors), _kernel.matrix(K, F.coframe)
             bk = [K.convert(b) for b in beta]
             Lt = _kernel.split(K, K.convert(self.lagrangian.expr), v)
-        vk = [K.convert(s) for s in v]
-        vC = vk[:m] + bk
-        on_C = dict(zip(v[m:], bk))
-        # L = T + (−V) kept apart: velocity derivatives never meet V's denominators
-        T, Vm = Lt
-        Tc = _kernel.substitute(K, T, on_C)
-
-        def Xf(i, f):
-            return K.gradient_along(f, X[i], q)
-
-        def along(f):
-            out = K.field.zero
-            for j, vj in enumerate(vC):
-                if vj:
-                    out += vj * Xf(j, f)
-            return out
-
-        # R^k_ij v^j on C, from [X_i, X_j] = R^k_ij X_k (THEORY §2)
-        rv = [[K.field.zero] * n for _ in range(n)]  # rv[k][i]
-        for i in range(n):
-            for j in range(n):
-                if i == j or not vC[j]:
-                    continue
-                br = [Xf(i, X[j][A]) - Xf(j, X[i][A]) for A in range(n)]
-                if not any(br):
-                    continue
-                for k in range(n):
-                    val = K.reduce(sum((th[k][A] * br[A] for A in range(n) if br[A]), K.field.zero))
-                    if val:
-                        rv[k][i] += val * vC[j]
-        p = [K.reduce(K.diff(Tc, v[al])) for al in range(m)]
-        p += [K.reduce(_kernel.substitute(K, K.diff(T, v[a]), on_C)) for a in range(m, n)]
-        g = [[K.reduce(K.diff(p[al], v[be])) for be in range(m)] for al in range(m)]
-
-        def force(i):
-            out = Xf(i, Tc) + Xf(i, Vm)
-            for a, b in enumerate(bk):
-                if b and p[m + a]:
-                    out -= p[m + a] * Xf(i, b)
-            for k in range(n):
-                if p[k] and rv[k][i]:
-                    out -= rv[k][i] * p[k]
-            return out
-
-        rhs = [force(al) - along(p[al]) for al in range(m)]
-        if m:
-            ginv = _kernel.inverse(K, g)
-            if ginv is None:
-                raise self._irregular()
-            gamma = [K.reduce(sum((ginv[al][be] * rhs[be] for be in range(m) if ginv[al][be]), K.field.zero))
-                     for al in range(m)]
-        else:
-            gamma = []
-        rates = [K.reduce(along(b)) if b else K.field.zero for b in bk]
-        mu = []
-        for a in range(m, n):
-            dp = along(p[a]) + sum((G * K.diff(p[a], v[al]) for al, G in enumerate(gamma) if G), K.field.zero)
-            mu.append(K.reduce(dp - force(a)))
+        solved = hamel_in_kernel(K, q, v, X, th, Lt, m, bk)
+        if solved is None:
+            raise self._irregular()
+        gamma, rates, mu = solved
         out = [tuple(K.to_expr(_kernel.simplest(K, e)) for e in es) for es in (gamma, rates, mu)]
         return NonholonomicField(self, *out)
 
