@@ -47,10 +47,11 @@ from sympy.polys.rings import PolyRing
 
 __all__ = ["Unsupported", "DiffField", "expression_route"]
 
-_DERIVATIVE_ORDER = 3
+_DERIVATIVE_ORDER = 3  # derivatives of undefined functions prepared up to this total order
 _DENSE_GCD_FROM = 80  # terms of p and q from which cancel uses the dense gcd
-CANCEL_LIMIT = 1000  # terms of p and q beyond which cancel(p, q) gives up (see cancel)
-TERM_LIMIT = 300  # terms of numerator + denominator beyond which the kernel gives up (see DiffField.reduce)  # derivatives of undefined functions prepared up to this total order
+_DENSE_SIZE_LIMIT = 200_000  # Π (degree + 1) beyond which cancel computes no gcd
+CANCEL_LIMIT = 160  # terms of p and q beyond which cancel(p, q) computes no gcd (see cancel)
+TERM_LIMIT = 300  # terms of numerator + denominator beyond which the kernel gives up (see DiffField.reduce)
 
 
 class Unsupported(Exception):
@@ -112,7 +113,10 @@ def cancel(p, q) -> tuple:
     if len(p) == 1 or len(q) == 1:
         return p.cancel(q)
     if len(p) + len(q) > CANCEL_LIMIT:
-        raise Unsupported(f"a gcd of polynomials with {len(p)} and {len(q)} terms")
+        # beyond this, SymPy's gcds (sparse or dense) can take seconds to minutes: leave the
+        # quotient uncancelled (zero tests need only the numerator); growth then ends the
+        # kernel's attempt at TERM_LIMIT and the caller takes the expression route
+        return cheap_cancel(p, q)
     used = sorted({i for poly in (p, q) for m in poly.itermonoms() for i, k in enumerate(m) if k})
     if len(used) == R.ngens:
         return p.cancel(q)
@@ -120,7 +124,13 @@ def cancel(p, q) -> tuple:
     a, b = (sub.from_dict({tuple(m[i] for i in used): c for m, c in poly.iterterms()}) for poly in (p, q))
     if len(a) + len(b) > _DENSE_GCD_FROM:
         # SymPy's sparse division inside the heuristic gcd is quadratic in the number of terms
-        # (it recomputes the leading monomial each step); the dense recursive one is not
+        # (it recomputes the leading monomial each step); the dense recursive one is not, but
+        # its cost grows with the dense size Π (deg + 1): beyond a bound, no gcd at all
+        dense_size = 1
+        for i in range(sub.ngens):
+            dense_size *= max(a.degree(i), b.degree(i)) + 1
+        if dense_size > _DENSE_SIZE_LIMIT:
+            return cheap_cancel(p, q)
         _, ca, cb = dmp_inner_gcd(a.to_dense(), b.to_dense(), sub.ngens - 1, ZZ)
         a, b = sub.from_dense(ca), sub.from_dense(cb)
         if b.LC < 0:
