@@ -110,6 +110,8 @@ def cancel(p, q) -> tuple:
     R = p.ring
     if not p:
         return p, R.one
+    if q == R.one:
+        return p, q
     if len(p) == 1 or len(q) == 1:
         return p.cancel(q)
     if len(p) + len(q) > CANCEL_LIMIT:
@@ -200,6 +202,8 @@ def cheap_cancel(p, q) -> tuple:
     R = p.ring
     if not p:
         return p, R.one
+    if q == R.one:  # a polynomial: the most common case, no gcd
+        return p, q
     if len(p) == 1 or len(q) == 1:
         return p.cancel(q)
     if p == q:
