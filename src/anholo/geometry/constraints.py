@@ -163,14 +163,21 @@ class LinearConstraints:
                 "constraint one-forms must not depend on the velocities; a constraint that is not "
                 "linear in the velocities does not define a distribution."
             )
-        for a in range(k):
-            if all(vanishes(e) for e in forms.row(a)):
-                raise ConstraintError(
-                    f"constraint {a} has no velocity terms (its one-form vanishes): a position-level "
-                    "(holonomic) constraint is not a kinematic one; eliminate a coordinate instead, or give "
-                    "its time derivative."
-                )
-        rank = generic_rank(forms)
+        try:  # zero rows and rank in one field of the kernel
+            K = _kernel.DiffField(list(forms))
+            rows_k = _kernel.matrix(K, forms)
+            zero_rows = [a for a in range(k) if all(K.is_zero(e) for e in rows_k[a])]
+            rank = None if zero_rows else _kernel.rank(K, rows_k)
+        except _kernel.Unsupported:
+            zero_rows = [a for a in range(k) if all(vanishes(e) for e in forms.row(a))]
+            rank = None
+        for a in zero_rows[:1]:
+            raise ConstraintError(
+                f"constraint {a} has no velocity terms (its one-form vanishes): a position-level "
+                "(holonomic) constraint is not a kinematic one; eliminate a coordinate instead, or give "
+                "its time derivative."
+            )
+        rank = generic_rank(forms) if rank is None else rank
         if rank < k:
             raise DependentConstraintsError(
                 f"the {k} constraints are linearly dependent in the velocities (rank {rank} < {k}); "
@@ -307,8 +314,13 @@ class LinearConstraints:
           :meth:`Frame.adapted_to_constraints` — the constraints are solved for
           ``dependent`` base quasi-velocities (chosen automatically if not given).
         """
-        if base is not None and dependent is None and self.is_adapted(base):
-            return base if base.rank_D == self.rank_D else base.with_rank_D(self.rank_D)
+        if base is not None and dependent is None:
+            try:  # built in the kernel, which also notices a base that is adapted already
+                return Frame.adapted_to_constraints(self.chart, self.forms, base=base, keep_adapted_base=True)
+            except _kernel.Unsupported:
+                pass
+            if self.is_adapted(base):
+                return base if base.rank_D == self.rank_D else base.with_rank_D(self.rank_D)
         if base is None and dependent is None and self.distribution is not None:
             return _completed_frame(self.chart, [f.components for f in self.distribution])
         return Frame.adapted_to_constraints(self.chart, self.forms, dependent=dependent, base=base)

@@ -124,7 +124,8 @@ def _dependent_columns(chart: Chart, dependent: Sequence, n: int, k: int) -> lis
     return cols
 
 
-def _adapted_in_kernel(cls, chart: Chart, omega: sp.Matrix, dependent, base: "Frame") -> "Frame":
+def _adapted_in_kernel(cls, chart: Chart, omega: sp.Matrix, dependent, base: "Frame",
+                       keep_adapted_base: bool = False) -> "Frame":
     """:meth:`Frame.adapted_to_constraints` over the field of rational functions (:mod:`anholo._kernel`):
     the same choices (dependent indices, normalised constraint forms, cleared denominators), with
     exact ranks and determinants.  Raises :class:`anholo._kernel.Unsupported` outside its class."""
@@ -136,6 +137,8 @@ def _adapted_in_kernel(cls, chart: Chart, omega: sp.Matrix, dependent, base: "Fr
     kappa = _kernel.matrix(K, omega)
     if not coordinate_base:
         kappa = _kernel.matmul(K, kappa, _kernel.transpose(Y))
+    if keep_adapted_base and dependent is None and all(K.is_zero(kappa[a][j]) for a in range(k) for j in range(n - k)):
+        return base if base.rank_D == n - k else base.with_rank_D(n - k)  # its first n − k vectors span D
     rank = _kernel.rank(K, kappa)
     if rank < k:
         raise DependentConstraintsError(
@@ -335,6 +338,7 @@ class Frame:
         forms,
         dependent: Sequence | None = None,
         base: "Frame | None" = None,
+        keep_adapted_base: bool = False,
     ) -> "Frame":
         """A frame adapted to ``D = {u : ω^a(u) = 0}`` for constraint one-forms ``ω^a``.
 
@@ -358,6 +362,10 @@ class Frame:
         ``sin θ ẋ − cos θ ẏ = 0`` gives ``X1 = cos θ ∂x + sin θ ∂y`` rather than
         ``∂x + tan θ ∂y`` (then ``θ^α`` is no longer ``η^α``; the coframe is the
         inverse).  An explicit ``dependent`` keeps the form above exactly.
+
+        With ``keep_adapted_base=True`` a base whose first m vectors already span D is
+        returned as it is (with ``rank_D = m``); that option needs the exact arithmetic of
+        :mod:`anholo._kernel` and raises its ``Unsupported`` outside it.
 
         Raises
         ------
@@ -387,9 +395,10 @@ class Frame:
                 "linear in the velocities cannot define a distribution."
             )
         try:
-            return _adapted_in_kernel(cls, chart, omega, dependent, base)
+            return _adapted_in_kernel(cls, chart, omega, dependent, base, keep_adapted_base)
         except _kernel.Unsupported:
-            pass
+            if keep_adapted_base:
+                raise
         kappa = omega if base.is_coordinate_frame else (omega * base.vectors.T).applyfunc(tidy)
         if generic_rank(kappa) < k:
             raise DependentConstraintsError(
