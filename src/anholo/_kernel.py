@@ -86,20 +86,6 @@ def _pooled(kind: str, k: int) -> sp.Dummy:
     return _POOL[key]
 
 
-def _integer_combination(arg) -> bool:
-    """True for ``k θ`` (integer k ≠ ±1) and sums of such terms of distinct symbols: trigonometric
-    functions of them are written in those of the symbols (``cos(θ1 − θ2) = cos θ1 cos θ2 + …``),
-    which keeps the normal form canonical."""
-    if arg.is_Symbol:
-        return False
-    terms = sp.Add.make_args(arg)
-    for t in terms:
-        c, s = t.as_coeff_Mul()
-        if not (c.is_Integer and s.is_Symbol):
-            return False
-    return len(terms) > 1 or abs(terms[0].as_coeff_Mul()[0]) > 1
-
-
 def _rational_exponent(e) -> bool:
     return isinstance(e, sp.Rational) and not isinstance(e, sp.Integer)
 
@@ -226,9 +212,13 @@ class DiffField:
         symbols such as velocities that no generator depends on need not be listed).
     extra_symbols : sequence of Symbol
         Further plain symbols to include as generators (e.g. quasi-velocities).
+    canonical_only : bool
+        Raise :class:`Unsupported` unless the normal form is canonical (the default: every
+        computation of anholo then either is exact or takes the expression route).
     """
 
-    def __init__(self, exprs: Iterable, variables: Sequence = (), extra_symbols: Sequence = ()):
+    def __init__(self, exprs: Iterable, variables: Sequence = (), extra_symbols: Sequence = (),
+                 canonical_only: bool = True):
         if not _ENABLED:
             raise Unsupported("the kernel is switched off (expression_route)")
         self.variables = tuple(variables)
@@ -236,7 +226,6 @@ class DiffField:
         self._symbols: dict = {}  # Symbol -> generator symbol (itself)
         self._trig: dict = {}  # argument -> (S dummy, C dummy)
         self._others: dict = {}  # atom Expr (exp, fractional power, undefined function, Derivative) -> dummy
-        self._expanded: dict = {}  # sin/cos of an integer combination of symbols -> its expand_trig
         self.canonical = True
         exprs = [sp.sympify(e) for e in exprs]
         for s in extra_symbols:
@@ -246,6 +235,10 @@ class DiffField:
             self._scan(e, seen)
         self._prepare_undefined_derivatives()
         self._finish()
+        if canonical_only and not self.canonical:
+            # cos(θ1 − θ2) next to cos θ1, √x: zero tests would need numbers, and expanding them
+            # (cos θ1 cos θ2 + sin θ1 sin θ2) swells large systems; the expression route is better there
+            raise Unsupported("generators related by identities the normal form does not know")
 
     # --- discovering the generators ------------------------------------------------------
     def _scan(self, e, seen: set) -> None:
@@ -277,10 +270,6 @@ class DiffField:
                     raise Unsupported(f"power {a}")
             elif isinstance(a, (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc)):
                 arg = a.args[0]
-                if _integer_combination(arg):  # cos(θ1 − θ2), sin 2θ: in sines and cosines of the symbols
-                    self._expanded[a] = sp.expand_trig(a)
-                    stack.append(self._expanded[a])
-                    continue
                 if arg not in self._trig:
                     k = len(self._trig)
                     self._trig[arg] = (_pooled("S", k), _pooled("C", k))
@@ -390,9 +379,6 @@ class DiffField:
             if a in self._others:
                 memo[a] = self._gen[self._others[a]]
                 continue
-            if a in self._expanded:
-                memo[a] = self.convert(self._expanded[a])
-                continue
             if isinstance(a, (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc)):
                 pair = self._trig.get(a.args[0])
                 if pair is None:
@@ -427,7 +413,10 @@ class DiffField:
         if den.is_ground:  # a number: distribute it (x/2 + y/3, as ``expand`` writes it)
             return self._poly_expr(f.numer, back, int(den.LC))
         num = self._poly_expr(f.numer, back)
-        return sp.Mul(num, sp.Pow(self._poly_expr(den, back), -1))
+        den = self._poly_expr(den, back)
+        # Pow(den, -1) unevaluated: the same object SymPy would build, without its assumption
+        # queries (is the sum zero? infinite?), which dominate conversion on a cold cache
+        return sp.Mul(num, sp.Pow(den, -1, evaluate=False) if den.is_Add else sp.Pow(den, -1))
 
     def _poly_expr(self, p, back, divisor: int = 1) -> sp.Expr:
         gens = [back[g] for g in self.ring.symbols]
