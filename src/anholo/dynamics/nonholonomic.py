@@ -30,7 +30,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
 
 import sympy as sp
 
@@ -50,7 +49,7 @@ from .._algebra import (
 from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.constraints import LinearConstraints
 from ..geometry.frame import Frame
-from ..geometry.tangent import SecondOrderField, TangentBundle, TangentField
+from ..geometry.tangent import SecondOrderField, TangentBundle
 from .lagrangian import Lagrangian, constrained_problem, hamel_in_kernel
 
 __all__ = ["NonholonomicSystem", "NonholonomicField", "DynamicsComparison", "compare_dynamics"]
@@ -298,7 +297,7 @@ class NonholonomicSystem:
     def _field_in_kernel(self) -> "NonholonomicField":
         """Γ_nh and μ as in :meth:`_field_in_expressions`, computed in the differential field of
         rational functions (:mod:`anholo._kernel`): the same formulas, without expression trees."""
-        F, m, n = self.frame, self.m, self.n
+        F, m = self.frame, self.m
         q, v = F.chart.coordinates, self.bundle.quasi_velocities
         beta = self.constrained_values
         try:  # the field in which L was carried to the adapted frame

@@ -22,9 +22,7 @@ Constraints can be given three ways:
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Sequence
 
 import sympy as sp
