@@ -34,7 +34,7 @@ from sympy.core.cache import clear_cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from anholo.dynamics.consistency import (  # noqa: E402
+from anholo.analysis.consistency import (  # noqa: E402
     Section, consistency_report, polynomial_ansatz, search_sections, strong_consistency, zero_section)
 from anholo.system import System  # noqa: E402
 from _common import _source_digest, machine_info, print_aligned  # noqa: E402

@@ -8,7 +8,7 @@ same system file (``anholo.examples.resolve_system``):
 * anholo: ``System.from_spec(spec)`` → ``.nonholonomic()`` (adapted frame, L in
   its quasi-velocities) → ``.field()``; the accelerations on C,
   ``field.accelerations`` (Γ^α = dv^α/dt as functions of q and the free
-  quasi-velocities v^α), are then put through ``anholo._algebra.tidy``
+  quasi-velocities v^α), are then put through ``anholo.algebra.tidy``
   (``cancel`` + reduction modulo sin² + cos² = 1).  "derive" is everything up to
   the field, "simplify" the ``tidy`` calls.
 * ``sympy.physics.mechanics.LagrangesMethod(L, q, nonhol_coneqs=constraints)``
@@ -55,7 +55,7 @@ from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _common, also when imported from elsewhere
 
 import anholo  # noqa: E402
-from anholo._algebra import tidy  # noqa: E402
+from anholo.algebra import tidy  # noqa: E402
 from anholo.examples import example_names, resolve_system  # noqa: E402
 from anholo.system import System  # noqa: E402
 from _common import (  # noqa: E402  (shared with bench_euler_lagrange.py)
@@ -604,7 +604,7 @@ def main(argv=None) -> int:
                      "verification_points": 2, "profile_threshold_seconds": PROFILE_THRESHOLD},
         "columns": {
             "anholo_derive": "System.from_spec(spec) + .nonholonomic() + .field()",
-            "anholo_simplify": "anholo._algebra.tidy of each Γ^α = field.accelerations",
+            "anholo_simplify": "anholo.algebra.tidy of each Γ^α = field.accelerations",
             "anholo_total": "anholo_derive + anholo_simplify",
             "anholo_qdd_simplify": "field.natural_accelerations(natural=False) + tidy (not in the total)",
             "lagranges_method_form_rhs": "LagrangesMethod(L, q, nonhol_coneqs=constraints)"

@@ -1,4 +1,4 @@
-"""The differential field of rational functions (anholo._kernel) against SymPy.
+"""The differential field of rational functions (anholo.algebra.kernel) against SymPy.
 
 Oracles: SymPy's own ``diff``, ``Matrix.det``/``inv`` and numerical evaluation
 (tests/numeric.py) at random points; the expression route of anholo
@@ -13,9 +13,9 @@ import pytest
 import sympy as sp
 from numeric import evaluate
 
-from anholo import _kernel
-from anholo._algebra import concrete_functions, tidy
-from anholo._kernel import DiffField, Unsupported, expression_route
+from anholo.algebra import kernel as _kernel
+from anholo.algebra import concrete_functions, tidy
+from anholo.algebra.kernel import DiffField, Unsupported, expression_route
 from anholo.examples import example_names, resolve_system
 from anholo.system import System
 

@@ -17,7 +17,7 @@ consistent iff :math:`a = 0`.
 
 More sections are :math:`\sigma = -p + c` with :math:`c` constants of motion
 of :math:`\Gamma_{nh}` such that :math:`(c_a - p_a)R^a_{\alpha\beta}v^\beta = 0`
-(THEORY §7).  :func:`~anholo.dynamics.consistency.search_sections` looks for
+(THEORY §7).  :func:`~anholo.analysis.consistency.search_sections` looks for
 them with :math:`c_a` linear in :math:`v^1, v^2` with coefficients in
 :math:`\{1, \cos\theta, \sin\theta\}`, and finds them for :math:`a = 0` and
 for one special value (:doc:`../consistency`)
@@ -52,7 +52,7 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 
 from anholo import plotting  # noqa: E402
-from anholo.dynamics.consistency import Section, polynomial_ansatz, search_sections, strong_consistency  # noqa: E402
+from anholo.analysis.consistency import Section, polynomial_ansatz, search_sections, strong_consistency  # noqa: E402
 from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
 from anholo.system import System  # noqa: E402
 

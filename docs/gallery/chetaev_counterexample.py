@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 
 from anholo import plotting  # noqa: E402
-from anholo.dynamics.diagnostics import alpha_bar_minus_alpha, energy_balance  # noqa: E402
+from anholo.analysis.diagnostics import alpha_bar_minus_alpha, energy_balance  # noqa: E402
 from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
 from anholo.system import System  # noqa: E402
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from anholo import plotting
-from anholo.dynamics.consistency import Section, strong_consistency, weak_consistency, zero_section
+from anholo.analysis.consistency import Section, strong_consistency, weak_consistency, zero_section
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 

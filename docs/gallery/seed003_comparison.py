@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from anholo import plotting  # noqa: E402
-from anholo.dynamics.comparison import compare_methods  # noqa: E402
+from anholo.analysis.comparison import compare_methods  # noqa: E402
 from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
 from anholo.system import System  # noqa: E402
 

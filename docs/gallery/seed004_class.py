@@ -18,7 +18,7 @@ i.e. the coefficient :math:`I_1 + \sum_i m_i A_i^2` of :math:`(v^1)^2` in
 :math:`L_c` is constant.  Then the section :math:`\sigma = -p` is strongly
 consistent (THEORY §7): the vakonomic motion whose multipliers start at
 :math:`\lambda(0) = -p(0)` *is* the nonholonomic motion.  The script asks
-:func:`~anholo.dynamics.consistency.strong_consistency` for the verdict on
+:func:`~anholo.analysis.consistency.strong_consistency` for the verdict on
 :math:`\sigma = -p` of three members (the printed output), then integrates two
 of them.
 
@@ -49,7 +49,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from anholo import plotting  # noqa: E402
-from anholo.dynamics.consistency import Section, strong_consistency  # noqa: E402
+from anholo.analysis.consistency import Section, strong_consistency  # noqa: E402
 from anholo.examples import seed004_class  # noqa: E402
 from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
 from anholo.system import System  # noqa: E402

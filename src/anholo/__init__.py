@@ -22,7 +22,6 @@ from .geometry import (
     Chart,
     Form,
     Frame,
-    LinearConstraints,
     SecondOrderField,
     TangentBundle,
     TangentField,
@@ -32,6 +31,7 @@ from .geometry import (
     velocity_symbol,
     wedge,
 )
+from .constraints import KinematicConstraints, LinearConstraints
 from .dynamics import (
     CartanSolution,
     DynamicsComparison,
@@ -77,6 +77,7 @@ __all__ = [
     "CartanSolution",
     "solve_cartan_equation",
     "LinearConstraints",
+    "KinematicConstraints",
     "NonholonomicSystem",
     "NonholonomicField",
     "DynamicsComparison",

@@ -1,6 +1,6 @@
 """The ``anholo`` command line: ``anholo analyze``, ``anholo examples``, ``anholo simulate``.
 
-Thin by design: it parses arguments, loads a system, calls :func:`anholo.report.analyze`
+Thin by design: it parses arguments, loads a system, calls :func:`anholo.io.report.analyze`
 and prints.  Every user error is printed as ``anholo: error: …`` (exit status 2),
 never as a traceback.
 """
@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="substitute a parameter value before the analysis (repeatable)",
     )
     an.add_argument("--simplify", action="store_true", help="run sympy.simplify on every reported expression (slow)")
+    an.add_argument("--sections", default=None, metavar="NAME[,NAME...]",
+                    help="compute and print only these blocks: " + ", ".join(_SECTION_NAMES))
+    an.add_argument("--full", action="store_true",
+                    help="print every expression in text/LaTeX, whatever its size (JSON is always complete)")
+    an.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                    help="time the whole analysis may take (default %g s); a block still running then is "
+                    "reported as over the budget" % _DEFAULT_BUDGET)
+    an.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
     sub.add_parser("examples", help="list the bundled examples", description="List the bundled examples.")
     _add_compare_parser(sub)
@@ -61,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _FIELDS = ("euler-lagrange", "nonholonomic", "vakonomic", "chetaev")
+_SECTION_NAMES = ("frame", "euler_lagrange", "nonholonomic", "vakonomic", "consistency", "chaplygin", "chetaev")
+_DEFAULT_BUDGET = 120.0
 _VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
 
 
@@ -210,19 +220,32 @@ def _cmd_examples(args, out) -> int:
 
 
 def _cmd_analyze(args, out) -> int:
-    from .report import analyze
+    """Exit status 0: the report is complete; 3: printed, but a block failed or ran out of time."""
+    from .errors import ReportError
+    from .io.report import analyze
     from .system import System
 
+    sections = None
+    if args.sections is not None:
+        sections = [s for s in args.sections.split(",") if s.strip()]
+        if not sections:
+            raise ReportError("--sections needs at least one name: " + ", ".join(_SECTION_NAMES))
+    budget = _DEFAULT_BUDGET if args.budget is None else args.budget
+    if not budget > 0 or budget == float("inf"):
+        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
     assignments = dict(args.assignments)
     system = System.load(args.target, assignments)
-    report = analyze(system, simplify=args.simplify)
+    progress = None if args.quiet or not sys.stderr.isatty() else (
+        lambda msg: print(f"anholo: {msg} ...", file=sys.stderr, flush=True))
+    report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
+                     progress=progress)
     if args.json:
         print(report.to_json(), file=out)
     elif args.latex:
         print(report.to_latex(), file=out, end="")
     else:
         print(report.to_text(), file=out, end="")
-    return 0
+    return 0 if report.complete else 3
 
 
 def _add_compare_parser(sub) -> None:
@@ -241,7 +264,7 @@ def _add_compare_parser(sub) -> None:
 def _cmd_compare(args, out) -> int:
     import json
 
-    from .dynamics.comparison import compare_methods
+    from .analysis.comparison import compare_methods
     from .errors import ConstraintError
     from .system import System
 

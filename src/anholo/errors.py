@@ -32,6 +32,7 @@ __all__ = [
     "InitialStateError",
     "IntegrationError",
     "PlotError",
+    "ReportError",
 ]
 
 
@@ -148,3 +149,8 @@ class SectionError(AnholoError):
 
 class PlotError(AnholoError):
     """A figure cannot be made or saved (matplotlib missing, an unknown file type)."""
+
+
+class ReportError(AnholoError):
+    """A report cannot be made as asked (an unknown section name), or a block of it does not
+    apply to the system (e.g. consistency for affine constraints)."""

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .constraints.linear import stationary_linear_constraints
 from .dynamics.lagrangian import Lagrangian
-from .errors import ConstraintError
 from .geometry.chart import Chart
 from .geometry.frame import Frame
 from .geometry.tangent import TangentBundle
@@ -89,7 +89,7 @@ class System:
         """
         if not self.symmetry or not self.constraints:
             return None
-        from .dynamics.chaplygin import ChaplyginSystem, LieGroupAction
+        from .analysis.chaplygin import ChaplyginSystem, LieGroupAction
 
         sym = self.symmetry
         action = LieGroupAction(self.chart, sym["generators"], sym.get("structure_constants"),
@@ -101,22 +101,17 @@ class System:
         return bool(self.constraints)
 
     def linear_constraints(self):
-        """The file's constraints as :class:`~anholo.geometry.constraints.LinearConstraints`.
+        """The file's constraints as :class:`~anholo.constraints.linear.LinearConstraints`
+        (see :func:`~anholo.constraints.linear.stationary_linear_constraints`).
 
         Raises
         ------
+        ConstraintError
+            If the constraints depend on the time.
         NonlinearConstraintError
             If a constraint is not linear or affine in the velocities.
         """
-        from .geometry.constraints import LinearConstraints
-
-        if self.is_time_dependent:
-            raise ConstraintError(
-                f"the constraints depend on the time {self.time}; the Lagrange–d'Alembert field in an "
-                "adapted frame needs time-independent constraints. Use the Chetaev treatment "
-                "(System.chetaev(), which `anholo analyze` uses for such systems)."
-            )
-        return LinearConstraints.from_expressions(self.chart, self.constraints)
+        return stationary_linear_constraints(self.chart, self.constraints, self.time)
 
     @property
     def is_time_dependent(self) -> bool:
@@ -125,8 +120,8 @@ class System:
 
     def kinematic_constraints(self):
         """The file's constraints as general kinematic constraints ``φ(q, q_dot) = 0``, linear or not
-        (:class:`~anholo.dynamics.kinematic_constraints.KinematicConstraints`, THEORY §8)."""
-        from .dynamics.kinematic_constraints import KinematicConstraints
+        (:class:`~anholo.constraints.kinematic.KinematicConstraints`, THEORY §8)."""
+        from .constraints.kinematic import KinematicConstraints
 
         return KinematicConstraints(self.chart, self.constraints, time=self.time)
 

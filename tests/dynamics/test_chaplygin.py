@@ -18,7 +18,7 @@ import sympy as sp
 from oracles import coordinate_accelerations, constrained_coordinate_solution, point_on_constraints
 
 from anholo import Chart, Frame, Lagrangian
-from anholo.dynamics.chaplygin import ChaplyginSystem, LieGroupAction
+from anholo.analysis.chaplygin import ChaplyginSystem, LieGroupAction
 from anholo.errors import (
     NonFreeActionError,
     NonInvariantDistributionError,
@@ -333,7 +333,7 @@ def test_prop6_difference_is_g_inverse_p_R_v():
 @pytest.mark.parametrize("name, holds", [("vertical_rolling_disk", True), ("knife_edge", False),
                                          ("nonholonomic_particle", False)])
 def test_bundled_symmetry_tables_and_report(name, holds):
-    from anholo.report import analyze
+    from anholo.io.report import analyze
 
     S = System.load(name)
     ch = S.chaplygin()

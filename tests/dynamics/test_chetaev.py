@@ -37,13 +37,13 @@ from anholo import (
     UnsolvableConstraintsError,
 )
 from anholo.dynamics.chetaev import ChetaevSystem
-from anholo.dynamics.displacements import (
+from anholo.constraints.displacements import (
     ChetaevDisplacements,
     HolonomicDisplacements,
     LinearDisplacements,
     MatrixDisplacements,
 )
-from anholo.dynamics.kinematic_constraints import CartesianPullback, KinematicConstraints
+from anholo.constraints.kinematic import CartesianPullback, KinematicConstraints
 from anholo.examples import example_names, n_trailer, resolve_system
 from anholo.system import System
 

@@ -24,8 +24,8 @@ from scipy.integrate import solve_ivp
 
 from anholo import Chart, Frame, Lagrangian, NonholonomicSystem, VakonomicSystem
 from anholo.dynamics.chetaev import ChetaevSystem
-from anholo.dynamics.comparison import NonlinearVakonomicSystem, compare_methods, frobenius_data
-from anholo.dynamics.kinematic_constraints import KinematicConstraints
+from anholo.analysis.comparison import NonlinearVakonomicSystem, compare_methods, frobenius_data
+from anholo.constraints.kinematic import KinematicConstraints
 from anholo.system import System
 
 g, c, kk = sp.symbols("g c k", positive=True)

@@ -25,7 +25,7 @@ from oracles import (
 )
 
 from anholo import ConstraintError, IrregularLagrangianError, VakonomicSystem
-from anholo.dynamics.consistency import (
+from anholo.analysis.consistency import (
     Section,
     polynomial_ansatz,
     search_sections,

@@ -18,7 +18,7 @@ from oracles import nonlinear_constrained_solution, point_on_nonlinear_constrain
 
 from anholo import Chart, Frame, Lagrangian
 from anholo.dynamics.chetaev import ChetaevSystem
-from anholo.dynamics.diagnostics import (
+from anholo.analysis.diagnostics import (
     alpha_bar_minus_alpha,
     energy_balance,
     homogeneity_degree,
@@ -27,7 +27,7 @@ from anholo.dynamics.diagnostics import (
     proposition1,
     vanishes_on_C,
 )
-from anholo.dynamics.kinematic_constraints import KinematicConstraints
+from anholo.constraints.kinematic import KinematicConstraints
 
 g, c = sp.symbols("g c", positive=True)
 CHART6 = Chart("q1 q2 q3 q4 q5 q6")

@@ -15,7 +15,7 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 from anholo import Chart
-from anholo.dynamics.trajectory_consistency import PfaffianConstraint
+from anholo.analysis.trajectory_consistency import PfaffianConstraint
 from anholo.errors import ConstraintError
 
 t = sp.Symbol("t", real=True)

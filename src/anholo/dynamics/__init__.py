@@ -1,4 +1,5 @@
-"""Lagrangian dynamics in frames (THEORY §3 onwards)."""
+"""The fields of Lagrangian mechanics in frames: Euler–Lagrange (Hamel), Cartan, nonholonomic
+(Lagrange–d'Alembert), vakonomic and Chetaev (docs/theory.rst)."""
 
 from .cartan import CartanSolution, solve_cartan_equation
 from .lagrangian import HamelEquations, Lagrangian

@@ -23,9 +23,10 @@ import sympy as sp
 
 import random
 
-from .._algebra import free_symbols, numerically_zero, random_point, solve_generic
+from ..algebra import free_symbols, numerically_zero, random_point, solve_generic
 from ..errors import IrregularLagrangianError
 from ..geometry.tangent import SecondOrderField, TangentField
+from ..algebra.printing import latex
 
 __all__ = ["CartanSolution", "solve_cartan_equation"]
 
@@ -125,8 +126,6 @@ class CartanSolution:
 
     def as_latex(self) -> str:
         """The particular solution, free unknowns and conditions as LaTeX."""
-        from ..printing import latex
-
         names = _unknown_names(self.lagrangian.bundle)
         rows = [f"\\mathrm{{{n.replace('_', '')}}} &= {latex(v)}" for n, v in zip(names, self.particular_components)]
         rows += [f"0 &= {latex(c)}" for c in self.conditions]

@@ -1,7 +1,7 @@
 """Chetaev dynamics for kinematic constraints ``φ^ν(q, u, t) = 0``, frame-wise (THEORY §8; seeds 000–002).
 
 With virtual displacements ``β_νA δq^A = 0`` (Chetaev: ``β = ∂φ/∂u``, see
-:mod:`anholo.dynamics.displacements`) and non-potential generalized forces
+:mod:`anholo.constraints.displacements`) and non-potential generalized forces
 ``F_A(q, u, t)``, the d'Alembert–Lagrange principle gives
 
     E_A(L) := d/dt ∂L/∂u^A − ∂L/∂q^A = F_A + λ_ν β_νA,        φ^ν = 0.
@@ -46,7 +46,7 @@ import sympy as sp
 
 import numpy as np
 
-from .._algebra import (
+from ..algebra import (
     adjugate,
     determinant,
     free_symbols,
@@ -59,9 +59,9 @@ from .._algebra import (
 )
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..geometry.tangent import TangentBundle
-from ..printing import EquationDisplay
-from .displacements import ChetaevDisplacements, VirtualDisplacements
-from .kinematic_constraints import KinematicConstraints, _numeric_rank
+from ..algebra.printing import EquationDisplay
+from ..constraints.displacements import ChetaevDisplacements, VirtualDisplacements
+from ..constraints.kinematic import KinematicConstraints, _numeric_rank
 from .lagrangian import Lagrangian, constrained_problem
 
 __all__ = ["ChetaevSystem", "ChetaevField", "MaggiEquations", "ODESystem", "acceleration_symbols"]
@@ -139,7 +139,7 @@ class ChetaevSystem:
     constraints : KinematicConstraints or sequence of expressions
         ``φ^ν(q, u, t)``; expressions are read with :class:`KinematicConstraints`.
     displacements : VirtualDisplacements, optional
-        Default :class:`~anholo.dynamics.displacements.ChetaevDisplacements`.
+        Default :class:`~anholo.constraints.displacements.ChetaevDisplacements`.
     forces : sequence, optional
         Non-potential generalized forces ``F_A(q, u, t)`` (one per coordinate).
 

@@ -16,12 +16,14 @@ from functools import cached_property
 
 import sympy as sp
 
-from .._algebra import size_exceeds, solve_generic, solve_square, tidy
-from .. import _kernel
+from ..algebra import size_exceeds, solve_generic, solve_square, tidy
+from ..algebra import kernel as _kernel
 from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
+from .cartan import solve_cartan_equation
+from ..algebra.printing import latex
 
 __all__ = ["Lagrangian", "HamelEquations"]
 
@@ -158,7 +160,7 @@ class Lagrangian:
         return Lagrangian(bundle, expr)
 
     def _in_frame_in_kernel(self, bundle: TangentBundle, extra=()) -> tuple:
-        """:meth:`in_frame` over the differential field of :mod:`anholo._kernel`:
+        """:meth:`in_frame` over the differential field of :mod:`anholo.algebra.kernel`:
         ``v^j = P_i^j v'^i`` with ``P = X' θᵀ`` substituted in the polynomial arithmetic.
 
         Returns ``(Lagrangian, (K, X', θ', (T, V)))`` — the field and the new frame, coframe and
@@ -181,7 +183,7 @@ class Lagrangian:
         return L, (K, X, th, (T, V))
 
     def _quasi_in_kernel(self, expr: sp.Expr) -> sp.Expr:
-        """``u = X v`` substituted over the field of :mod:`anholo._kernel`, in normal form as
+        """``u = X v`` substituted over the field of :mod:`anholo.algebra.kernel`, in normal form as
         ``T(q, v) + (−V(q))`` (what ``to_quasi`` and ``tidy`` give, without expression trees)."""
         b = self.bundle
         frame, u, v = b.frame, b.chart.velocities, b.quasi_velocities
@@ -279,8 +281,6 @@ class Lagrangian:
         exist.  ``on`` (a dict symbol → expression) restricts to a submanifold
         given as a graph, e.g. ``{v3: 0}``.
         """
-        from .cartan import solve_cartan_equation
-
         return solve_cartan_equation(self, on=on)
 
     def hamel_equations(self) -> list:
@@ -320,8 +320,6 @@ class Lagrangian:
         return f"L = {self.expr}"
 
     def as_latex(self) -> str:
-        from ..printing import latex
-
         return f"L = {latex(self.expr)}"
 
     def _repr_latex_(self):
@@ -352,8 +350,6 @@ class HamelEquations:
         return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations + self.kinematics)
 
     def as_latex(self) -> str:
-        from ..printing import latex
-
         rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations + self.kinematics]
         return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 
@@ -368,10 +364,10 @@ class HamelEquations:
 
 
 def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
-    """The (constrained) Hamel equations solved over the differential field K of :mod:`anholo._kernel`.
+    """The (constrained) Hamel equations solved over the differential field K of :mod:`anholo.algebra.kernel`.
 
     ``X``, ``th``: the frame and coframe as rows of elements of K; ``L_parts = (T, −V)``, the
-    Lagrangian in the quasi-velocities ``v`` split by :func:`anholo._kernel.split`; the first
+    Lagrangian in the quasi-velocities ``v`` split by :func:`anholo.algebra.kernel.split`; the first
     ``m`` quasi-velocities are free and ``v^a = β^a`` (elements of K) for a ≥ m.  With
     ``v^j`` standing for ``(v^α, β^a)`` and ``L_c = L|_C`` (THEORY §3 Prop. 1, §4 Prop. 2):
 

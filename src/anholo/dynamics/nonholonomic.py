@@ -1,7 +1,7 @@
 """Nonholonomic (Lagrange–d'Alembert) dynamics in an adapted frame (THEORY §4, Prop. 2 of seed 004).
 
 Setting: a Lagrangian L on TQ and constraints ``φ_a = ω^a(u) + c^a(q) = 0``
-(:class:`~anholo.geometry.constraints.LinearConstraints`); a frame adapted to
+(:class:`~anholo.constraints.linear.LinearConstraints`); a frame adapted to
 the constraint distribution D (``X_α``, α < m, span D; ``X_a`` complete it).  In
 its quasi-velocities the constraint submanifold is ``C = {v^a = β^a(q)}``
 (``β = 0`` for linear constraints), with coordinates ``(q, v^α)``.
@@ -33,9 +33,9 @@ from functools import cached_property
 
 import sympy as sp
 
-from .. import _kernel
-from .._kernel import Unsupported
-from .._algebra import (
+from ..algebra import kernel as _kernel
+from ..algebra.kernel import Unsupported
+from ..algebra import (
     free_symbols,
     invert,
     numeric_value,
@@ -47,10 +47,11 @@ from .._algebra import (
     xreplace_dag,
 )
 from ..errors import DimensionError, IrregularLagrangianError
-from ..geometry.constraints import LinearConstraints
+from ..constraints.linear import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
 from .lagrangian import Lagrangian, constrained_problem, hamel_in_kernel
+from ..algebra.printing import latex
 
 __all__ = ["NonholonomicSystem", "NonholonomicField", "DynamicsComparison", "compare_dynamics"]
 
@@ -296,7 +297,7 @@ class NonholonomicSystem:
 
     def _field_in_kernel(self) -> "NonholonomicField":
         """Γ_nh and μ as in :meth:`_field_in_expressions`, computed in the differential field of
-        rational functions (:mod:`anholo._kernel`): the same formulas, without expression trees."""
+        rational functions (:mod:`anholo.algebra.kernel`): the same formulas, without expression trees."""
         F, m = self.frame, self.m
         q, v = F.chart.coordinates, self.bundle.quasi_velocities
         beta = self.constrained_values
@@ -443,8 +444,6 @@ class NonholonomicField:
 
     def as_latex(self) -> str:
         """The equations ``v̇^α = Γ^α`` and the multipliers as a LaTeX ``aligned`` block."""
-        from ..printing import latex
-
         rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
         rows += [f"\\mu_{{{a + 1}}} &= {latex(mu)}" for a, mu in enumerate(self.multipliers)]
         return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"

@@ -28,9 +28,9 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import generic_rank, invert, reduce_if_cheap, solve_square, xreplace_dag
+from ..algebra import generic_rank, invert, reduce_if_cheap, solve_square, xreplace_dag
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
-from ..printing import EquationDisplay
+from ..algebra.printing import EquationDisplay
 from .nonholonomic import NonholonomicSystem
 
 __all__ = ["VakonomicSystem", "VakonomicField"]

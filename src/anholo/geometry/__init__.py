@@ -1,7 +1,9 @@
-"""Geometry on Q and TQ: charts, vector fields, frames, lifts, forms (THEORY §1–2)."""
+"""Geometry on Q and TQ: charts, vector fields, frames, forms, the Hamel chart and its lifts, Lie group actions.
+
+See docs/theory.rst, "Frames on Q" and "TQ in a frame".
+"""
 
 from .chart import Chart, velocity_symbol
-from .constraints import LinearConstraints
 from .forms import Form, exterior_derivative, interior_product, wedge
 from .frame import Frame
 from .tangent import SecondOrderField, TangentBundle, TangentField
@@ -12,7 +14,6 @@ __all__ = [
     "velocity_symbol",
     "VectorField",
     "Frame",
-    "LinearConstraints",
     "TangentBundle",
     "TangentField",
     "SecondOrderField",

@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 import sympy as sp
 
 from ..errors import DimensionError
+from .vector_field import VectorField
 
 __all__ = ["Chart", "velocity_symbol"]
 
@@ -93,7 +94,5 @@ class Chart:
 
     def coordinate_field(self, A: int | sp.Symbol | str):
         """The coordinate vector field ``∂/∂q^A``."""
-        from .vector_field import VectorField
-
         a = A if isinstance(A, int) else self.index(A)
         return VectorField(self, tuple(sp.S.One if b == a else sp.S.Zero for b in range(self.dim)))

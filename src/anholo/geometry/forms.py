@@ -27,8 +27,10 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from .._algebra import vanishes
-from ..errors import DimensionError
+from ..algebra import vanishes
+from ..algebra.printing import latex
+from ..errors import AnholoError, DimensionError
+from .vector_field import VectorField
 
 __all__ = ["Form", "wedge", "exterior_derivative", "interior_product", "import_galgebra"]
 
@@ -229,12 +231,11 @@ class Form:
         return Form(self.basis, self.degree - 1, out)
 
     def _vector_components(self, X) -> tuple:
-        from .tangent import SecondOrderField, TangentField
-        from .vector_field import VectorField
-
-        if isinstance(X, SecondOrderField):
+        # fields on TQ (anholo.geometry.tangent, a layer above this module) give their
+        # components in the Hamel chart's basis; a SecondOrderField first becomes a TangentField
+        if hasattr(X, "as_tangent_field"):
             X = X.as_tangent_field()
-        if isinstance(X, TangentField):
+        if hasattr(X, "frame_components"):
             A, B, extra = X.frame_components()
             return tuple(A) + tuple(B) + tuple(extra)
         if isinstance(X, VectorField):
@@ -326,8 +327,6 @@ class Form:
         return f"<{self.degree}-form with {len(self._components)} nonzero components: {self}>"
 
     def _repr_latex_(self):
-        from ..printing import latex
-
         if not self._components:
             return "$0$"
         labels = self.basis.basis_labels()
@@ -391,8 +390,6 @@ def import_galgebra():
     try:
         module = importlib.import_module("galgebra.ga")
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        from ..errors import AnholoError
-
         raise AnholoError(
             "galgebra is not installed; install the optional extra: pip install 'anholo[ga]'"
         ) from exc

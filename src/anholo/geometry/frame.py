@@ -23,8 +23,9 @@ from typing import Sequence
 
 import sympy as sp
 
-from .. import _kernel
-from .._algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
+from ..algebra import kernel as _kernel
+from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
+from ..algebra.printing import latex
 from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
 from .vector_field import VectorField
@@ -126,9 +127,9 @@ def _dependent_columns(chart: Chart, dependent: Sequence, n: int, k: int) -> lis
 
 def _adapted_in_kernel(cls, chart: Chart, omega: sp.Matrix, dependent, base: "Frame",
                        keep_adapted_base: bool = False) -> "Frame":
-    """:meth:`Frame.adapted_to_constraints` over the field of rational functions (:mod:`anholo._kernel`):
+    """:meth:`Frame.adapted_to_constraints` over the field of rational functions (:mod:`anholo.algebra.kernel`):
     the same choices (dependent indices, normalised constraint forms, cleared denominators), with
-    exact ranks and determinants.  Raises :class:`anholo._kernel.Unsupported` outside its class."""
+    exact ranks and determinants.  Raises :class:`anholo.algebra.kernel.Unsupported` outside its class."""
     n, k = chart.dim, omega.rows
     coordinate_base = base.is_coordinate_frame
     K = _kernel.DiffField(list(omega) + list(base.vectors) + list(base.coframe), chart.coordinates)
@@ -274,7 +275,7 @@ class Frame:
 
     def _init_in_kernel(self, mat: sp.ImmutableMatrix) -> bool:
         """Determinant, nonsingularity and coframe (inverse, or the given one checked) over the
-        field of rational functions (:mod:`anholo._kernel`); False if outside its class."""
+        field of rational functions (:mod:`anholo.algebra.kernel`); False if outside its class."""
         try:
             cof_in = self.coframe
             if cof_in is not None:
@@ -365,7 +366,7 @@ class Frame:
 
         With ``keep_adapted_base=True`` a base whose first m vectors already span D is
         returned as it is (with ``rank_D = m``); that option needs the exact arithmetic of
-        :mod:`anholo._kernel` and raises its ``Unsupported`` outside it.
+        :mod:`anholo.algebra.kernel` and raises its ``Unsupported`` outside it.
 
         Raises
         ------
@@ -537,7 +538,7 @@ class Frame:
         return tuple(tuple(tuple(row) for row in mat) for mat in R)
 
     def _structure_in_kernel(self) -> tuple:
-        """R^k_ij = θ^k_A (X_i(X_j^A) − X_j(X_i^A)) over the differential field of :mod:`anholo._kernel`."""
+        """R^k_ij = θ^k_A (X_i(X_j^A) − X_j(X_i^A)) over the differential field of :mod:`anholo.algebra.kernel`."""
         n, q = self.dim, self.chart.coordinates
         K = _kernel.DiffField(list(self.vectors) + list(self.coframe), q)
         X, th = _kernel.matrix(K, self.vectors), _kernel.matrix(K, self.coframe)
@@ -617,8 +618,6 @@ class Frame:
 
     def as_latex(self) -> str:
         """The vectors ``X_i`` and nonzero ``R^k_ij`` as a LaTeX ``aligned`` block."""
-        from ..printing import latex
-
         rows = []
         for i in range(self.dim):
             terms = [rf"{latex(c)}\,\partial_{{{latex(q)}}}" for c, q in zip(self.vectors.row(i), self.chart.coordinates) if c != 0]

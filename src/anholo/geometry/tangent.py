@@ -22,9 +22,10 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from .._algebra import vanishes
+from ..algebra import vanishes
 from ..errors import DimensionError
-from ..printing import EquationDisplay
+from ..algebra.printing import EquationDisplay
+from .forms import Form
 from .frame import Frame
 from .vector_field import VectorField
 
@@ -262,8 +263,6 @@ class TangentBundle:
 
     def coframe_forms(self):
         """The lifted coframe ``(θ^1..θ^n, ψ^1..ψ^n, dλ…)`` as 1-forms on TQ."""
-        from .forms import Form
-
         return tuple(Form.basis_one_form(self, a) for a in range(self.size))
 
 

@@ -11,9 +11,8 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import vanishes
+from ..algebra import vanishes
 from ..errors import DimensionError
-from .chart import Chart
 
 __all__ = ["VectorField"]
 
@@ -27,7 +26,7 @@ class VectorField:
 
     Examples
     --------
-    >>> import sympy as sp
+    >>> from anholo import Chart
     >>> c = Chart("x y")
     >>> x, y = c.coordinates
     >>> X = VectorField(c, (1, 0)); Y = VectorField(c, (0, x))
@@ -35,7 +34,7 @@ class VectorField:
     (0, 1)
     """
 
-    chart: Chart
+    chart: object  # the Chart (anholo.geometry.chart, which imports this module for its coordinate fields)
     components: tuple
 
     def __post_init__(self):

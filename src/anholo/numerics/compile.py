@@ -33,9 +33,10 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
-from .._algebra import xreplace_dag
+from ..algebra import xreplace_dag
 from ..errors import InitialStateError, MissingParameterError, SimulationError
 from .ode import FirstOrderSystem
+from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
 
@@ -397,8 +398,6 @@ def compile_system(system) -> CompiledSystem:
     >>> rhs(0.0, np.array([0.0, 1.0, 0.0, 2.0, 3.0]))  # (ẋ, ẏ, ż, v̇1, v̇2) at y = 1, v = (2, 3)
     array([ 2.,  3.,  2., -3.,  0.])
     """
-    from .ode import first_order_system
-
     ode = system if isinstance(system, FirstOrderSystem) else first_order_system(system)
     _check_numeric(ode.rates + ode.natural_velocities + ode.multipliers + ode.initial_state, f"{ode.kind} field")
     q, u = ode.coordinates, ode.velocities

@@ -26,6 +26,9 @@ from scipy.integrate import solve_ivp
 
 from ..errors import IntegrationError, SimulationError
 from .compile import CompiledSystem, compile_system
+from .monitors import energy
+from .monitors import energy_drift
+from .monitors import constraint_residuals
 
 __all__ = ["simulate", "Trajectory", "DEFAULT_METHOD", "DEFAULT_RTOL", "DEFAULT_ATOL", "as_compiled"]
 
@@ -123,20 +126,14 @@ class Trajectory:
     # --- monitors ------------------------------------------------------------------------------
     def energy(self) -> np.ndarray:
         """``E_L(q, q̇)`` along the motion (see :func:`anholo.numerics.monitors.energy`)."""
-        from .monitors import energy
-
         return energy(self)
 
     def energy_drift(self) -> np.ndarray:
         """Relative energy drift ``|E(t) − E(0)| / |E(0)|`` (absolute if ``E(0) = 0``)."""
-        from .monitors import energy_drift
-
         return energy_drift(self)
 
     def constraint_residuals(self) -> np.ndarray:
         """``φ_a(q, q̇)`` along the motion, shape ``(k, N)``."""
-        from .monitors import constraint_residuals
-
         return constraint_residuals(self)
 
     # --- output ----------------------------------------------------------------------------

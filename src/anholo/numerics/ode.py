@@ -38,8 +38,12 @@ from typing import Mapping
 
 import sympy as sp
 
-from .._algebra import invert
-from ..errors import DimensionError
+from ..algebra import invert
+from ..dynamics.chetaev import ChetaevSystem
+from ..dynamics.nonholonomic import NonholonomicField
+from ..dynamics.vakonomic import VakonomicField, VakonomicSystem
+from ..errors import DimensionError, SimulationError
+from ..geometry.tangent import SecondOrderField
 
 __all__ = [
     "FirstOrderSystem",
@@ -276,10 +280,6 @@ def first_order_system(field_, *, lagrangian=None, values: Mapping | None = None
     is returned unchanged.  An object with a ``first_order_system()`` method (e.g. a
     Chetaev field) is asked for its own.
     """
-    from ..dynamics.nonholonomic import NonholonomicField
-    from ..dynamics.vakonomic import VakonomicField
-    from ..geometry.tangent import SecondOrderField
-
     if isinstance(field_, FirstOrderSystem):
         return field_.with_values(values or {})
     if isinstance(field_, NonholonomicField):
@@ -331,8 +331,6 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
         For an unknown field, a constrained field of a system without constraints, or a
         field whose module is not available.
     """
-    from ..errors import SimulationError
-
     values = {p: v for p, v in (system.values or {}).items()}
     name = system.name
     if field == "euler-lagrange":
@@ -349,25 +347,11 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
     nh = regular_nonholonomic(system, dependent=dependent)
     if field == "nonholonomic":
         return from_nonholonomic(nh.field(), values=values, name=name)
-    from ..dynamics.vakonomic import VakonomicSystem
-
     return from_vakonomic(VakonomicSystem(nh).field(), values=values, name=name)
 
 
 def _chetaev_system(system, values, name) -> FirstOrderSystem:
-    from ..errors import SimulationError
-
-    try:
-        from ..dynamics import chetaev
-    except ImportError:
-        raise SimulationError(
-            "the Chetaev field (nonlinear constraints, THEORY §8) is not available in this version of anholo; "
-            "use 'nonholonomic' for constraints linear in the velocities."
-        ) from None
-    builder = getattr(chetaev, "ChetaevSystem", None)
-    if builder is None:
-        raise SimulationError("anholo.dynamics.chetaev provides no ChetaevSystem; cannot integrate the Chetaev field.")
-    problem = system.chetaev() if hasattr(system, "chetaev") else builder(system.lagrangian, list(system.constraints))
+    problem = system.chetaev() if hasattr(system, "chetaev") else ChetaevSystem(system.lagrangian, list(system.constraints))
     fld = problem.field()
     return _adapt(fld.first_order_system(), fld, values, name, lagrangian=system.lagrangian.natural_expr(),
                   constraints=tuple(system.constraints))

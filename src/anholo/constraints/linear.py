@@ -27,8 +27,8 @@ from typing import Sequence
 
 import sympy as sp
 
-from .. import _kernel
-from .._algebra import free_symbols, generic_rank, tidy, vanishes
+from ..algebra import kernel as _kernel
+from ..algebra import free_symbols, generic_rank, tidy, vanishes
 from ..errors import (
     ConstraintError,
     DependentConstraintsError,
@@ -36,25 +36,17 @@ from ..errors import (
     FrameNotAdaptedError,
     NonlinearConstraintError,
 )
-from .chart import Chart
-from .frame import Frame
-from .vector_field import VectorField
+from ..geometry.chart import Chart
+from .reading import read_expression
+from ..geometry.frame import Frame
+from ..geometry.vector_field import VectorField
+from ..algebra.printing import latex
 
-__all__ = ["LinearConstraints"]
-
-
-def _read(chart: Chart, expr, where: str) -> sp.Expr:
-    """An expression, or a string parsed with the chart's names (q, q_dot, parameters)."""
-    if isinstance(expr, str):
-        from ..io.expressions import parse_expression
-
-        names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
-        return parse_expression(expr, names, where=where)
-    return sp.sympify(expr)
+__all__ = ["LinearConstraints", "stationary_linear_constraints"]
 
 
 def _affine_parts_in_kernel(chart: Chart, exprs: list):
-    """``φ_a = ω^a_A u^A + c^a`` read off the numerators over the field of :mod:`anholo._kernel`:
+    """``φ_a = ω^a_A u^A + c^a`` read off the numerators over the field of :mod:`anholo.algebra.kernel`:
     ``(rows ω, c)``, or None when some ``φ_a`` is not visibly affine there (a denominator or a
     power of the velocities; the ``Expr`` route then decides and explains) or lies outside the kernel."""
     u = chart.velocities
@@ -218,7 +210,7 @@ class LinearConstraints:
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         u = chart.velocities
-        exprs = [_read(chart, e, f"constraints[{a}]") for a, e in enumerate(expressions)]
+        exprs = [read_expression(chart, e, f"constraints[{a}]") for a, e in enumerate(expressions)]
         split = _affine_parts_in_kernel(chart, exprs)
         if split is not None:
             rows, c = split
@@ -344,8 +336,6 @@ class LinearConstraints:
         return "\n".join(f"{e} = 0" for e in self.expressions)
 
     def _repr_latex_(self):
-        from ..printing import latex
-
         rows = [f"{latex(e)} &= 0" for e in self.expressions]
         return "$\\begin{aligned}" + " \\\\ ".join(rows) + "\\end{aligned}$"
 
@@ -356,3 +346,26 @@ class LinearConstraints:
             "inhomogeneous": [str(c) for c in self.inhomogeneous],
             "rank_D": self.rank_D,
         }
+
+
+def stationary_linear_constraints(chart: Chart, expressions: Sequence, time=None) -> LinearConstraints:
+    """Kinematic constraints ``φ(q, u, t) = 0`` read as linear/affine ones defining a distribution D.
+
+    The one place where a kinematic constraint is recognised as linear: it must not
+    depend on the time (D would move) and must be affine in the velocities
+    (:meth:`LinearConstraints.from_expressions`).
+
+    Raises
+    ------
+    ConstraintError
+        If a constraint depends on ``time``.
+    NonlinearConstraintError
+        If a constraint is not affine in the velocities.
+    """
+    if time is not None and any(time in sp.sympify(e).free_symbols for e in expressions if not isinstance(e, str)):
+        raise ConstraintError(
+            f"the constraints depend on the time {time}; the Lagrange–d'Alembert field in an "
+            "adapted frame needs time-independent constraints. Use the Chetaev treatment "
+            "(System.chetaev(), which `anholo analyze` uses for such systems)."
+        )
+    return LinearConstraints.from_expressions(chart, expressions)

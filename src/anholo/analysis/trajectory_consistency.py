@@ -27,15 +27,15 @@ velocity is compatible.
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import free_symbols, numeric_value, random_point, solve_generic, tidy, vanishes
+from ..algebra import free_symbols, solve_generic, tidy, vanishes
 from ..errors import ConstraintError, DimensionError
+from ..constraints.linear import LinearConstraints
 from ..geometry.chart import Chart
 
 __all__ = ["PfaffianConstraint", "CompatibleVelocities", "TrajectoryVerdict"]
@@ -111,14 +111,13 @@ class PfaffianConstraint:
 
     chart: Chart
     covector: tuple
+    constraints: LinearConstraints = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         chart = self.chart if isinstance(self.chart, Chart) else Chart(self.chart)
         object.__setattr__(self, "chart", chart)
         a = self.covector
         if isinstance(a, (str, sp.Expr)):
-            from ..geometry.constraints import LinearConstraints
-
             C = LinearConstraints.from_expressions(chart, [a])
             if C.is_affine:
                 raise ConstraintError("the constraint must be linear (a·u = 0), not affine.")
@@ -131,6 +130,8 @@ class PfaffianConstraint:
         if all(vanishes(e) for e in a):
             raise ConstraintError("the covector a vanishes identically: there is no constraint.")
         object.__setattr__(self, "covector", a)
+        # the constraint in the package's one model of linear constraints
+        object.__setattr__(self, "constraints", LinearConstraints.from_forms(chart, [a]))
 
     @property
     def dim(self) -> int:

@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from .._algebra import free_symbols, numeric_value, random_point, vanishes
+from ..algebra import free_symbols, numeric_value, random_point, vanishes
 from ..errors import (
     ConstraintError,
     DependentConstraintsError,
@@ -37,22 +37,13 @@ from ..errors import (
     UnsolvableConstraintsError,
 )
 from ..geometry.chart import Chart, velocity_symbol
+from .linear import LinearConstraints, stationary_linear_constraints
+from .reading import read_expression
+from ..io.expressions import parse_expression
 
 __all__ = ["KinematicConstraints", "CartesianPullback"]
 
 _RANK_TOL = 1e-7
-
-
-def _read(chart: Chart, expr, where: str, time=None) -> sp.Expr:
-    """An expression, or a string parsed with the chart's names (and ``t`` if time-dependent)."""
-    if isinstance(expr, str):
-        from ..io.expressions import parse_expression
-
-        names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
-        if time is not None:
-            names[time.name] = time
-        return parse_expression(expr, names, where=where)
-    return sp.sympify(expr)
 
 
 def _velocity_indices(chart: Chart, chosen) -> tuple:
@@ -126,7 +117,7 @@ class KinematicConstraints:
         if not isinstance(self.chart, Chart):
             object.__setattr__(self, "chart", Chart(self.chart))
         chart = self.chart
-        exprs = tuple(_read(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(self.expressions))
+        exprs = tuple(read_expression(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(self.expressions))
         object.__setattr__(self, "expressions", exprs)
         k, n = len(exprs), chart.dim
         if k == 0:
@@ -175,7 +166,7 @@ class KinematicConstraints:
         (2, 1)
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
-        exprs = tuple(_read(chart, e, f"constraints[{a}]", time) for a, e in enumerate(expressions))
+        exprs = tuple(read_expression(chart, e, f"constraints[{a}]", time) for a, e in enumerate(expressions))
         probe = object.__new__(cls)
         for name, val in (("chart", chart), ("expressions", exprs), ("time", time), ("dropped", ()), ("note", "")):
             object.__setattr__(probe, name, val)
@@ -195,7 +186,7 @@ class KinematicConstraints:
         """The time derivatives ``ḟ^ν = (∂f^ν/∂q) u + ∂f^ν/∂t`` of position constraints ``f^ν(q, t) = 0``
         (seed 000, eq. (13)): holonomic constraints in kinematic form."""
         chart = chart if isinstance(chart, Chart) else Chart(chart)
-        fs = [_read(chart, f, f"functions[{a}]", time) for a, f in enumerate(functions)]
+        fs = [read_expression(chart, f, f"functions[{a}]", time) for a, f in enumerate(functions)]
         for a, f in enumerate(fs):
             if f.free_symbols & set(chart.velocities):
                 raise ConstraintError(f"position constraint {a} ({f}) depends on velocities; give f(q, t) only.")
@@ -404,6 +395,20 @@ class KinematicConstraints:
             sub[u] = _total_derivative(new_chart, sub[q], self.time)
         return KinematicConstraints(new_chart, tuple(e.xreplace(sub) for e in self.expressions), self.time)
 
+    def linear(self) -> LinearConstraints:
+        """The same constraints as linear/affine ones ``ω^a_A(q) u^A + c^a(q) = 0`` defining the
+        distribution D (:class:`~anholo.constraints.linear.LinearConstraints`), for the
+        Lagrange–d'Alembert, vakonomic and consistency analyses.
+
+        Raises
+        ------
+        ConstraintError
+            If the constraints depend on the time (D would move; use Chetaev's treatment).
+        NonlinearConstraintError
+            If some constraint is not affine in the velocities.
+        """
+        return stationary_linear_constraints(self.chart, self.expressions, self.time)
+
     def __str__(self):
         return "\n".join(f"{e} = 0" for e in self.expressions)
 
@@ -492,8 +497,6 @@ class CartesianPullback:
         exprs = []
         for a, e in enumerate(expressions):
             if isinstance(e, str):
-                from ..io.expressions import parse_expression
-
                 e = parse_expression(e, names, where=f"constraints[{a}]")
             exprs.append(self.pull_back(e))
         make = KinematicConstraints.independent if independent else KinematicConstraints

@@ -6,7 +6,7 @@ import re
 
 import sympy as sp
 
-__all__ = ["latex", "symbol_latex_names", "EquationDisplay"]
+__all__ = ["latex", "symbol_latex_names", "EquationDisplay", "tex_text"]
 
 
 def _dot_name(sym: sp.Symbol) -> str | None:
@@ -53,3 +53,21 @@ class EquationDisplay:
 
     def _repr_latex_(self):
         return "$" + self.as_latex() + "$"
+
+
+_TEX_SPECIAL = (("\\", r"\textbackslash{}"), ("_", r"\_"), ("^", r"\^{}"), ("&", r"\&"), ("%", r"\%"),
+                ("#", r"\#"), ("$", r"\$"), ("{", r"\{"), ("}", r"\}"), ("~", r"\~{}"))
+_TEX_UNICODE = {"α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$", "σ": r"$\sigma$", "μ": r"$\mu$",
+                "λ": r"$\lambda$", "Γ": r"$\Gamma$", "θ": r"$\theta$", "ψ": r"$\psi$", "φ": r"$\varphi$",
+                "≠": r"$\neq$", "≤": r"$\leq$", "≥": r"$\geq$", "−": "-", "–": "--", "—": "---", "⊕": r"$\oplus$",
+                "∧": r"$\wedge$", "·": r"$\cdot$", "²": r"$^2$", "→": r"$\to$", "⇔": r"$\Leftrightarrow$"}
+
+
+def tex_text(s: str) -> str:
+    """Plain text (a verdict, a reason) safe in LaTeX text mode: specials escaped, Greek letters and
+    mathematical signs as LaTeX commands (so that pdflatex needs no Unicode support)."""
+    out = []
+    for ch in str(s):
+        rep = next((b for a, b in _TEX_SPECIAL if a == ch), None)
+        out.append(rep if rep is not None else _TEX_UNICODE.get(ch, ch))
+    return "".join(out)

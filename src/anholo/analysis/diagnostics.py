@@ -34,9 +34,9 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from .._algebra import numeric_value, random_point, reduce_if_cheap, solve_square, vanishes
-from .chetaev import ChetaevField, ChetaevSystem
-from .kinematic_constraints import KinematicConstraints
+from ..algebra import numeric_value, random_point, reduce_if_cheap, solve_square, vanishes
+from ..dynamics.chetaev import ChetaevField, ChetaevSystem
+from ..constraints.kinematic import KinematicConstraints
 
 __all__ = [
     "homogeneity_degree",

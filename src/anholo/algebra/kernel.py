@@ -45,6 +45,9 @@ from sympy.polys.fields import FracElement, FracField
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyRing
 
+from .expressions import free_symbols
+from .numeric import numerically_zero, random_point
+
 __all__ = ["Unsupported", "DiffField", "expression_route"]
 
 _DERIVATIVE_ORDER = 3  # derivatives of undefined functions prepared up to this total order
@@ -478,8 +481,6 @@ class DiffField:
             return True
         if self.canonical:
             return False
-        from ._algebra import numerically_zero, random_point, free_symbols
-
         e = self.to_expr(f)
         rng = random.Random(7)
         pts = [random_point(free_symbols([e]), rng) for _ in range(points)]
@@ -566,7 +567,7 @@ def simplest(K: DiffField, f):
 
 
 def tidy(expr: sp.Expr) -> sp.Expr:
-    """``cancel`` plus Pythagorean reduction in K (see :func:`anholo._algebra.tidy`).
+    """``cancel`` plus Pythagorean reduction in K (see :func:`anholo.algebra.simplify.tidy`).
 
     Raises :class:`Unsupported` for expressions outside the kernel's class.
     """

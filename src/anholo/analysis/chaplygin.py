@@ -48,453 +48,38 @@ from typing import Sequence
 
 import sympy as sp
 
-from .._algebra import (
+from ..algebra import (
     free_symbols,
     generic_rank,
     numerically_zero,
     random_point,
     reduce_if_cheap,
-    solve_generic,
     tidy,
     vanishes,
     xreplace_dag,
 )
+from ..algebra.coefficients import drop_nonzero_factors, parameter_equations, unique_up_to_sign, vanishing_conditions
+from ..algebra.elimination import solve_in_blocks
+from ..constraints.linear import LinearConstraints
 from ..errors import (
     DimensionError,
-    NonFreeActionError,
     NonInvariantDistributionError,
     NonInvariantLagrangianError,
     NotPrincipalConnectionError,
-    StructureConstantsError,
     SymmetryError,
 )
-from ..geometry.chart import Chart
-from ..geometry.constraints import LinearConstraints
 from ..geometry.frame import Frame
-from ..geometry.vector_field import VectorField
-from .lagrangian import Lagrangian, constrained_problem
-from .nonholonomic import NonholonomicSystem
+from ..geometry.lie_group import LieGroupAction
+from ..dynamics.lagrangian import Lagrangian, constrained_problem
+from ..dynamics.nonholonomic import NonholonomicSystem
 
 __all__ = [
-    "LieGroupAction",
     "ChaplyginSystem",
     "ChaplyginVerdict",
     "VariationalLagrangianCheck",
     "MomentumSection",
     "MomentumSectionSearch",
-    "vanishing_conditions",
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# The group action
-# ---------------------------------------------------------------------------------------------
-
-
-def _as_field(chart: Chart, g, index: int) -> VectorField:
-    if isinstance(g, VectorField):
-        if g.chart != chart:
-            raise DimensionError(f"generator {index} lives on another chart.")
-        return g
-    comps = tuple(g)
-    if len(comps) != chart.dim:
-        raise DimensionError(
-            f"generator {index} needs {chart.dim} components (one per coordinate "
-            f"{', '.join(q.name for q in chart.coordinates)}), got {len(comps)}."
-        )
-    return VectorField(chart, comps)
-
-
-@dataclass(frozen=True, eq=False)
-class LieGroupAction:
-    """An action of a Lie group G on Q, given by its fundamental vector fields ``Ẽ_a``.
-
-    Parameters
-    ----------
-    chart : Chart
-    generators : sequence of VectorField or of component rows
-        ``Ẽ_a = Ẽ_a^A ∂/∂q^A``, row a = components in coordinate order.
-    structure_constants : nested sequence, optional
-        ``c[d][a][b] = c^d_ab`` with ``[e_a, e_b] = c^d_ab e_d`` in 𝔤 (0-based).  If
-        given they are checked against the brackets of the generators; if not,
-        they are computed from them.
-    action : "left" or "right"
-        The convention: ``[Ẽ_a, Ẽ_b] = −c^d_ab Ẽ_d`` for a left action,
-        ``+c^d_ab Ẽ_d`` for a right action (module docstring).
-
-    Raises
-    ------
-    NonFreeActionError
-        If the generators are not pointwise independent (generic rank < dim G).
-    StructureConstantsError
-        If the brackets of the generators are not constant combinations of them
-        (no Lie algebra action), or the declared constants do not match.
-
-    Examples
-    --------
-    SE(2) acting on itself (x, y, θ) by left multiplication:
-
-    >>> import sympy as sp
-    >>> from anholo import Chart
-    >>> c = Chart("x y theta")
-    >>> x, y, th = c.coordinates
-    >>> G = LieGroupAction(c, [[1, 0, 0], [0, 1, 0], [-y, x, 1]])
-    >>> G.structure_constants[1][2][0]          # [e3, e1] = e2
-    1
-    >>> G.bracket(2, 0).components              # [Ẽ3, Ẽ1] = −Ẽ2 (left action)
-    (0, -1, 0)
-    """
-
-    chart: Chart
-    generators: tuple
-    structure_constants: tuple = None
-    action: str = "left"
-
-    def __post_init__(self):
-        if not isinstance(self.chart, Chart):
-            object.__setattr__(self, "chart", Chart(self.chart))
-        if self.action not in ("left", "right"):
-            raise SymmetryError(f"action must be 'left' or 'right', got {self.action!r}.")
-        gens = tuple(_as_field(self.chart, g, a) for a, g in enumerate(self.generators))
-        if not gens:
-            raise DimensionError("a group action needs at least one generator (fundamental vector field).")
-        object.__setattr__(self, "generators", gens)
-        k = len(gens)
-        rank = generic_rank(self.matrix)
-        if rank < k:
-            raise NonFreeActionError(
-                f"the {k} generators are linearly dependent at a generic point (rank {rank}): the action is "
-                "not free (or the generators are redundant). Give dim G pointwise independent fundamental "
-                "vector fields."
-            )
-        computed = self._structure_from_brackets()
-        given = self.structure_constants
-        if given is None:
-            object.__setattr__(self, "structure_constants", computed)
-            return
-        try:
-            given = tuple(tuple(tuple(sp.sympify(given[d][a][b]) for b in range(k)) for a in range(k))
-                          for d in range(k))
-        except (IndexError, TypeError):
-            raise DimensionError(
-                f"structure_constants must be a {k}×{k}×{k} nested list c[d][a][b] = c^d_ab."
-            ) from None
-        if any(len(given[d]) != k for d in range(k)) or len(given) != k:
-            raise DimensionError(f"structure_constants must be {k}×{k}×{k}.")
-
-        def agrees(c):
-            return all(vanishes(given[d][a][b] - c[d][a][b]) for d in range(k) for a in range(k) for b in range(k))
-
-        if not agrees(computed):
-            other = "right" if self.action == "left" else "left"
-            flipped = tuple(tuple(tuple(-e for e in row) for row in mat) for mat in computed)
-            if agrees(flipped):
-                raise StructureConstantsError(
-                    f"the structure constants match the brackets of the generators for a {other} action, "
-                    f"not a {self.action} one (convention: [Ẽ_a, Ẽ_b] = ∓c^d_ab Ẽ_d for left/right). Pass "
-                    f"action='{other}' or negate the constants."
-                )
-            raise StructureConstantsError(
-                "the declared structure constants do not match the brackets of the generators; for a "
-                f"{self.action} action they are c[d][a][b] = {[[list(r) for r in m] for m in computed]}."
-            )
-        object.__setattr__(self, "structure_constants", given)
-
-    @property
-    def dim(self) -> int:
-        """dim G."""
-        return len(self.generators)
-
-    @cached_property
-    def matrix(self) -> sp.ImmutableMatrix:
-        """``Ẽ_a^A``: row a = components of ``Ẽ_a``."""
-        return sp.ImmutableMatrix([list(g.components) for g in self.generators])
-
-    def bracket(self, a: int, b: int) -> VectorField:
-        """``[Ẽ_a, Ẽ_b]`` as a vector field."""
-        return self.generators[a].bracket(self.generators[b])
-
-    def _structure_from_brackets(self) -> tuple:
-        k, n = self.dim, self.chart.dim
-        E = self.matrix
-        sign = -1 if self.action == "left" else 1
-        c = [[[sp.S.Zero] * k for _ in range(k)] for _ in range(k)]
-        for a in range(k):
-            for b in range(a + 1, k):
-                br = self.bracket(a, b).components
-                if all(e == 0 or vanishes(e) for e in br):
-                    continue
-                sol = solve_generic(E.T, list(br))
-                if sol.conditions:
-                    raise StructureConstantsError(
-                        f"[Ẽ{a + 1}, Ẽ{b + 1}] = {tuple(br)} is not a combination of the generators: they do "
-                        "not span the Lie algebra of a group action. Add the missing generators or check them."
-                    )
-                for d, coeff in enumerate(sol.particular):
-                    coeff = tidy(coeff)
-                    if any(not vanishes(coeff.diff(q)) for q in self.chart.coordinates if coeff.has(q)):
-                        raise StructureConstantsError(
-                            f"[Ẽ{a + 1}, Ẽ{b + 1}] has the non-constant coefficient {coeff} along Ẽ{d + 1}: "
-                            "the generators do not span a Lie algebra (structure constants must be constants)."
-                        )
-                    c[d][a][b] = sign * coeff
-                    c[d][b][a] = -sign * coeff
-        return tuple(tuple(tuple(row) for row in mat) for mat in c)
-
-    def moves(self, q) -> bool:
-        """True if some generator has a component along ``∂/∂q`` (the group moves the coordinate q)."""
-        A = q if isinstance(q, int) else self.chart.index(q)
-        return any(not vanishes(self.matrix[a, A]) for a in range(self.dim))
-
-    def complete_lift(self, a: int, f) -> sp.Expr:
-        """``Ẽ_a^C(f)`` for f in natural coordinates ``(q, q_dot)``:
-        ``Ẽ^A ∂f/∂q^A + u^B ∂_B(Ẽ^A) ∂f/∂u^A`` (THEORY §2)."""
-        f = sp.sympify(f)
-        g = self.generators[a]
-        q, u = self.chart.coordinates, self.chart.velocities
-        out = g(f)
-        for A, EA in enumerate(g.components):
-            if EA.is_number:
-                continue
-            rate = sp.Add(*[uB * EA.diff(qB) for uB, qB in zip(u, q)])
-            if rate != 0:
-                out += rate * f.diff(u[A])
-        return out
-
-    def __str__(self):
-        gens = "\n".join(f"  E{a + 1} = {g}" for a, g in enumerate(self.generators))
-        return f"{self.action} action of a {self.dim}-dimensional group on ({', '.join(map(str, self.chart.coordinates))}):\n{gens}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Zero tests that return conditions
-# ---------------------------------------------------------------------------------------------
-
-
-def _generators_of(expr: sp.Expr, variables: set) -> tuple[sp.Expr, dict, list]:
-    """Replace the non-polynomial atoms of ``expr`` that depend on ``variables`` by symbols.
-
-    ``sin(a)``, ``cos(a)`` become ``S, C`` (related by ``S² + C² = 1``; tan, cot, sec, csc
-    are rewritten first); any other function of the variables (undefined functions and
-    their derivatives, exp, non-integer powers) becomes an independent symbol.
-    Returns ``(expr', back, relations)``.
-    """
-    from sympy.core.function import AppliedUndef
-
-    if expr.has(sp.tan, sp.cot, sp.sec, sp.csc):
-        expr = (expr.replace(sp.tan, lambda a: sp.sin(a) / sp.cos(a))
-                .replace(sp.cot, lambda a: sp.cos(a) / sp.sin(a))
-                .replace(sp.sec, lambda a: 1 / sp.cos(a))
-                .replace(sp.csc, lambda a: 1 / sp.sin(a)))
-    repl, back, relations = {}, {}, []
-    args = sorted({f.args[0] for f in expr.atoms(sp.sin, sp.cos) if f.args[0].free_symbols & variables},
-                  key=sp.default_sort_key)
-    for k, a in enumerate(args):
-        S, C = sp.Dummy(f"S{k}"), sp.Dummy(f"C{k}")
-        repl[sp.sin(a)], repl[sp.cos(a)] = S, C
-        back[S], back[C] = sp.sin(a), sp.cos(a)
-        relations.append((S, C))
-    expr = expr.xreplace(repl)
-    others = [e for e in expr.atoms(sp.Function, sp.Derivative, sp.Pow)
-              if e.free_symbols & variables and not (e.is_Pow and e.exp.is_Integer)]
-    # outermost first, so that A(r)' is one generator, not a function of the generator A(r)
-    others.sort(key=lambda e: -sp.count_ops(e))
-    for k, e in enumerate(others):
-        if e in repl or not (isinstance(e, (AppliedUndef, sp.Derivative, sp.Function)) or e.is_Pow):
-            continue
-        d = sp.Dummy(f"F{k}")
-        expr = expr.xreplace({e: d})
-        repl[e] = d
-        back[d] = e
-    return expr, back, relations
-
-
-def vanishing_conditions(exprs: Sequence, variables: Sequence, factor: bool = True) -> list:
-    """Conditions on the remaining symbols under which every expression vanishes identically in ``variables``.
-
-    Each expression is brought over a common denominator; its numerator is
-    reduced modulo ``sin² + cos² = 1`` and read as a polynomial in the variables
-    and in the non-polynomial functions of them (treated as independent
-    generators); the returned list holds its coefficients (expressions in the
-    other symbols, e.g. parameters or unknown constants), factored (``factor=True``)
-    and with numerical factors removed.  An empty list means the expressions vanish identically.  The
-    conditions are sufficient; they are also necessary when the non-polynomial
-    functions that occur are algebraically independent (as they are for the
-    sines, cosines and undefined functions of the examples).
-    """
-    variables = set(variables)
-    out = []
-    for e in exprs:
-        e = sp.sympify(e)
-        if e == 0:
-            continue
-        e, back, relations = _generators_of(e, variables)
-        num = sp.fraction(sp.together(e))[0]
-        gens = sorted((num.free_symbols & variables) | {d for d in back if num.has(d)}, key=sp.default_sort_key)
-        coeffs = _reduced_coefficients(num, gens, relations) if gens else [num]
-        for c in coeffs:
-            c = c.xreplace(back)
-            if factor and c.free_symbols:
-                c = sp.factor(c)
-            if c == 0:
-                continue
-            coeff, core = c.as_coeff_Mul()
-            out.append(core if coeff.is_number and coeff != 0 else c)
-    return _unique_up_to_sign(out)
-
-
-def _unique_up_to_sign(conds) -> list:
-    uniq, seen = [], set()
-    for c in conds:
-        if c not in seen:
-            uniq.append(c)
-            seen.update((c, -c))
-    return uniq
-
-
-def _reduced_coefficients(num: sp.Expr, gens: list, relations: list) -> list:
-    """Coefficients of ``num`` as a polynomial in ``gens`` after reduction modulo ``S² + C² = 1``
-    (``S^e → S^(e mod 2) (1 − C²)^(e div 2)``), done on the monomial dictionary."""
-    P = sp.Poly(num, *gens)
-    dom = P.domain
-    pos = {g: i for i, g in enumerate(gens)}
-    pairs = [(pos[S], pos[C]) for S, C in relations if S in pos and C in pos]
-    acc: dict = {}
-    for monom, coeff in P.terms():
-        terms = [(list(monom), sp.S.One)]
-        for iS, iC in pairs:
-            new = []
-            for mon, fac in terms:
-                e = mon[iS]
-                if e < 2:
-                    new.append((mon, fac))
-                    continue
-                j = e // 2
-                for r in range(j + 1):  # (1 − C²)^j = Σ_r binom(j, r) (−1)^r C^(2r)
-                    m2 = list(mon)
-                    m2[iS] = e % 2
-                    m2[iC] += 2 * r
-                    new.append((m2, fac * sp.binomial(j, r) * (-1) ** r))
-            terms = new
-        for mon, fac in terms:
-            key = tuple(mon)
-            acc[key] = acc.get(key, sp.S.Zero) + fac * coeff
-    out = []
-    for c in acc.values():
-        c = sp.expand(c)
-        if c != 0:
-            out.append(c)
-    return out
-
-
-@dataclass(frozen=True)
-class _BlockSolution:
-    """Solutions of the independent blocks of a linear system (see :func:`_solve_in_blocks`)."""
-
-    columns: tuple      # per block: its unknown indices
-    rows: tuple         # per block: its equation indices
-    solutions: tuple    # per block: LinearSolution
-    ncols: int
-    inconsistent: tuple  # equations without unknowns and with a nonzero right side
-
-    @property
-    def conditions(self) -> tuple:
-        return self.inconsistent + tuple(c for s in self.solutions for c in s.conditions)
-
-    def combined(self) -> tuple:
-        """``(particular, free_directions)`` of the whole system."""
-        particular = [sp.S.Zero] * self.ncols
-        free = []
-        for cols, sol in zip(self.columns, self.solutions):
-            for c, val in zip(cols, sol.particular):
-                particular[c] = val
-            for d in sol.free_directions:
-                vec = [sp.S.Zero] * self.ncols
-                for c, val in zip(cols, d):
-                    vec[c] = val
-                free.append(tuple(vec))
-        return tuple(particular), tuple(free)
-
-    def at(self, A: sp.Matrix, b: Sequence, sub: dict) -> "_BlockSolution":
-        """The solution at special parameter values ``sub``.  A block is solved again if it has
-        solvability conditions, if its rank drops there (checked numerically) or if a
-        denominator of its generic solution vanishes there; otherwise the generic solution
-        is specialised."""
-        sols = []
-        params = set(sub)
-        for cols, rows, sol in zip(self.columns, self.rows, self.solutions):
-            block = A.extract(list(rows), list(cols))
-            if not free_symbols(list(block) + [b[r] for r in rows]) & params:
-                sols.append(sol)
-                continue
-            dens = [sp.fraction(sp.cancel(e))[1] for e in sol.particular if e != 0]
-            dens += [sp.fraction(sp.cancel(e))[1] for d in sol.free_directions for e in d if e != 0]
-            special = block.xreplace(sub)
-            if (sol.conditions or generic_rank(special) < sol.rank
-                    or any(vanishes(d.xreplace(sub)) for d in dens if d.free_symbols & params)):
-                sols.append(solve_generic(special, [b[r].xreplace(sub) for r in rows]))
-            else:
-                sols.append(type(sol)(tuple(e.xreplace(sub) for e in sol.particular),
-                                      tuple(tuple(e.xreplace(sub) for e in d) for d in sol.free_directions),
-                                      sol.free_unknowns, (), sol.rank))
-        return _BlockSolution(self.columns, self.rows, tuple(sols), self.ncols,
-                              tuple(e.xreplace(sub) for e in self.inconsistent if e.xreplace(sub) != 0))
-
-
-def _solve_in_blocks(A: sp.Matrix, b: Sequence) -> _BlockSolution:
-    """``solve_generic`` on the independent blocks of ``A z = b`` (unknowns linked by shared
-    equations); Gauss–Jordan elimination is cubic, so small blocks are much cheaper."""
-    nrows, ncols = A.shape
-    parent = list(range(ncols))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    rows_cols = [[c for c in range(ncols) if A[r, c] != 0] for r in range(nrows)]
-    for cols in rows_cols:
-        for c in cols[1:]:
-            parent[find(c)] = find(cols[0])
-    blocks: dict = {}
-    for c in range(ncols):
-        blocks.setdefault(find(c), []).append(c)
-    inconsistent = tuple(b[r] for r, cols in enumerate(rows_cols) if not cols and b[r] != 0)
-    columns, rows_of, sols = [], [], []
-    for cols in blocks.values():
-        rows = [r for r in range(nrows) if rows_cols[r] and find(rows_cols[r][0]) == find(cols[0])]
-        columns.append(tuple(cols))
-        rows_of.append(tuple(rows))
-        sols.append(solve_generic(A.extract(rows, cols), [b[r] for r in rows]))
-    return _BlockSolution(tuple(columns), tuple(rows_of), tuple(sols), ncols, inconsistent)
-
-
-def _drop_nonzero_factors(cond: sp.Expr, variables: set) -> sp.Expr:
-    """Remove from a factored condition the numbers and the factors that cannot vanish
-    (positive expressions free of parameters, e.g. ``y**2 + 1``)."""
-    factors = sp.Mul.make_args(sp.factor(cond))
-    keep = []
-    for f in factors:
-        base = f.base if f.is_Pow and f.exp.is_positive else f
-        if base.is_number:
-            continue
-        if base.free_symbols <= variables and base.is_positive:
-            continue
-        keep.append(base)
-    return sp.Mul(*keep)
-
-
-def _parameter_equations(conditions: Sequence, variables: set) -> list:
-    """Split conditions that still depend on the variables into conditions on the other symbols."""
-    out = []
-    for c in conditions:
-        c = _drop_nonzero_factors(c, variables)
-        if c.free_symbols & variables:
-            out.extend(vanishing_conditions([c], variables))
-        else:
-            out.append(c)
-    return [c for c in out if c != 0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -879,10 +464,10 @@ class ChaplyginSystem:
         variables = self._variables
         by_velocity = vanishing_conditions(res, set(self.nonholonomic.free_velocities))
         if any(c.has(AppliedUndef) for c in by_velocity):
-            conds = tuple(_drop_nonzero_factors(c, variables) for c in by_velocity)
+            conds = tuple(drop_nonzero_factors(c, variables) for c in by_velocity)
             text = " and ".join(f"{c} = 0" for c in conds)
             return ChaplyginVerdict(None, res, conds, f"σ = −p is consistent iff {text}")
-        conds = tuple(_unique_up_to_sign(self._admissible(_parameter_equations(by_velocity, variables))))
+        conds = tuple(unique_up_to_sign(self._admissible(parameter_equations(by_velocity, variables))))
         if not conds or any(c.is_number for c in conds):
             return ChaplyginVerdict(False, res, (), "p_a R^a_αβ v^β ≠ 0 on C for all parameter values: "
                                     "σ = −p is not consistent")
@@ -980,14 +565,14 @@ class ChaplyginSystem:
         residuals = self._section_residuals(c)
         eqs = vanishing_conditions(residuals, self._variables, factor=False)
         A, b = sp.linear_eq_to_matrix(eqs, unknowns)
-        sol = _solve_in_blocks(A, list(b))
+        sol = solve_in_blocks(A, list(b))
         params = [p for p in chart.parameters]
         if not sol.conditions:
             found = [self._section_from(sol, kappa, c, {})]
             return MomentumSectionSearch(funcs, (), tuple(s for s in found if s is not None))
         conds = tuple(dict.fromkeys(sp.factor(sp.fraction(sp.cancel(x))[0]) for x in sol.conditions))
-        conds = tuple(_unique_up_to_sign(self._admissible(
-            [_drop_nonzero_factors(x, self._variables) for x in conds])))
+        conds = tuple(unique_up_to_sign(self._admissible(
+            [drop_nonzero_factors(x, self._variables) for x in conds])))
         if solve_for is not None:
             targets = [chart.parameters[[p.name for p in params].index(str(solve_for))]]
         else:

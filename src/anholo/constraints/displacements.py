@@ -31,9 +31,9 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from .._algebra import numeric_value, solve_square, vanishes
+from ..algebra import numeric_value, solve_square, vanishes
 from ..errors import ConstraintError, DependentConstraintsError, DimensionError, NonlinearConstraintError
-from .kinematic_constraints import KinematicConstraints, _numeric_rank
+from .kinematic import KinematicConstraints, _numeric_rank
 
 __all__ = [
     "VirtualDisplacements",

@@ -1,0 +1,71 @@
+"""Expression utilities: free symbols, substitution over the expression DAG, size tests."""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import sympy as sp
+
+__all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size"]
+
+
+def xreplace_dag(expr, mapping: Mapping) -> sp.Expr:
+    """``expr.xreplace(mapping)``, memoised over shared subexpressions.
+
+    Derived fields are DAGs whose trees can be millions of nodes although they
+    have only thousands of distinct subexpressions; ``xreplace`` walks the tree,
+    this walks the DAG (each distinct subexpression is rebuilt once).
+    """
+    expr = sp.sympify(expr)
+    if not mapping:
+        return expr
+    memo: dict = dict(mapping)
+    stack = [(expr, False)]
+    while stack:
+        a, expanded = stack.pop()
+        if a in memo:
+            continue
+        if not a.args:
+            memo[a] = a
+        elif not expanded:
+            stack.append((a, True))
+            stack.extend((c, False) for c in a.args if c not in memo)
+        else:
+            new_args = tuple(memo[c] for c in a.args)
+            memo[a] = a.func(*new_args) if any(x is not y for x, y in zip(new_args, a.args)) else a
+    return memo[expr]
+
+
+def free_symbols(exprs: Iterable) -> set[sp.Symbol]:
+    out: set[sp.Symbol] = set()
+    for e in exprs:
+        out |= sp.sympify(e).free_symbols
+    return out
+
+
+def size_exceeds(expr: sp.Expr, limit: int) -> bool:
+    """True if the expression tree of ``expr`` has more than ``limit`` nodes.
+
+    Stops walking as soon as the limit is passed, so it costs O(limit) even on
+    huge trees (``count_ops`` walks the whole tree, every shared copy included).
+    """
+    count = 0
+    for _ in sp.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            return True
+    return False
+
+
+def dag_size(expr) -> int:
+    """The number of distinct subexpressions of ``expr`` (the size of its DAG, not of its tree)."""
+    expr = sp.sympify(expr)
+    seen = set()
+    stack = [expr]
+    while stack:
+        a = stack.pop()
+        if a in seen:
+            continue
+        seen.add(a)
+        stack.extend(a.args)
+    return len(seen)

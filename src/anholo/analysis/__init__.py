@@ -1,0 +1,40 @@
+"""What is computed from the fields: consistency of the nonholonomic and vakonomic dynamics
+(sections, verdicts, the variational Lagrangian, the search of sections), Chaplygin systems,
+the comparison of the methods for nonlinear constraints, Chetaev diagnostics and consistency
+along one motion (docs/consistency.rst, docs/chaplygin.rst, docs/chetaev.rst)."""
+
+from .chaplygin import ChaplyginSystem, ChaplyginVerdict, MomentumSection, MomentumSectionSearch
+from .consistency import (
+    ConsistencyReport,
+    ConsistencyVerdict,
+    consistency_report,
+    strong_consistency,
+    weak_consistency,
+)
+from .section_search import Ansatz, SectionFamily, SectionSearch, polynomial_ansatz, search_sections
+from .sections import Section, zero_section
+from .trajectory_consistency import PfaffianConstraint
+from .variational import VariationalCheck, variational_check, variational_lagrangian
+
+__all__ = [
+    "Section",
+    "zero_section",
+    "ConsistencyVerdict",
+    "weak_consistency",
+    "strong_consistency",
+    "ConsistencyReport",
+    "consistency_report",
+    "variational_lagrangian",
+    "VariationalCheck",
+    "variational_check",
+    "Ansatz",
+    "polynomial_ansatz",
+    "SectionFamily",
+    "SectionSearch",
+    "search_sections",
+    "ChaplyginSystem",
+    "ChaplyginVerdict",
+    "MomentumSection",
+    "MomentumSectionSearch",
+    "PfaffianConstraint",
+]

@@ -1,0 +1,291 @@
+"""The dynamics of a system as report blocks: its frame, the Euler–Lagrange field, the
+nonholonomic (Lagrange–d'Alembert) field and the vakonomic field.
+
+Each block is computed from the derivation objects of this layer (nothing is
+derived here) and renders itself under a :class:`~anholo.algebra.presentation.Presenter`
+(text, LaTeX, JSON entries); ``anholo analyze`` orders the blocks and applies the
+budgets (:mod:`anholo.io.report`).  Formulas: Hamel's equations and the
+Euler–Lagrange field, Prop. 1; the nonholonomic field, Prop. 2; the vakonomic
+field, Prop. 3 of Crampin & Mestdag (2010); docs/theory.rst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
+from ..algebra.printing import latex
+from ..geometry.frame import Frame
+from .lagrangian import Lagrangian
+from .nonholonomic import NonholonomicSystem
+from .vakonomic import VakonomicSystem
+
+__all__ = ["FrameSummary", "EulerLagrangeSummary", "NonholonomicSummary", "VakonomicSummary"]
+
+
+def _structure_rows(p: Presenter, frame: Frame) -> list:
+    return [(k, i, j, v) for (k, i, j), v in frame.nonzero_structure().items()]
+
+
+@dataclass(frozen=True, eq=False)
+class FrameSummary(ReportBlock):
+    """The frame ``X_i`` of the system file (or the coordinate frame) and its structure
+    functions ``[X_i, X_j] = R^k_ij X_k``."""
+
+    frame: Frame
+    quasi_velocities: tuple
+
+    key = "frame"
+    title = "Frame and structure functions"
+
+    def payload(self, p: Presenter) -> dict:
+        F, n = self.frame, self.frame.dim
+        return {"frame": {
+            "vectors": [[p.present(F.vectors[i, A]) for A in range(n)] for i in range(n)],
+            "coframe": [[p.present(F.coframe[i, A]) for A in range(n)] for i in range(n)],
+            "structure": [[[p.present(F.structure[k][i][j]) for j in range(n)] for i in range(n)] for k in range(n)],
+            "holonomic": F.is_holonomic,
+        }}
+
+    def text_lines(self, p: Presenter) -> list:
+        F = self.frame
+        q = F.chart.coordinates
+        lines = ["Frame (X_i in the coordinate basis; quasi-velocities "
+                 + ", ".join(str(v) for v in self.quasi_velocities) + "):"]
+        lines += [f"  X{i + 1} = {vector_text(p, F.vectors.row(i), q)}" for i in range(F.dim)]
+        lines.append("Structure functions [X_i, X_j] = R^k_ij X_k (nonzero, i < j):")
+        rows = _structure_rows(p, F)
+        lines += [f"  R^{k + 1}_{i + 1}{j + 1} = {p.text(v)}" for k, i, j, v in rows] or [
+            "  none: the frame is holonomic"]
+        return lines
+
+    def latex_lines(self, p: Presenter) -> list:
+        F = self.frame
+        q = F.chart.coordinates
+        rows = [f"X_{{{i + 1}}} &= {vector_latex(p, F.vectors.row(i), q)}" for i in range(F.dim)]
+        rows += [f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {p.latex(v)}" for k, i, j, v in _structure_rows(p, F)]
+        return align(rows) + ([] if F.nonzero_structure() else ["The frame is holonomic."])
+
+    def summary(self) -> list:
+        return ["frame: holonomic" if self.frame.is_holonomic else
+                f"frame: anholonomic ({len(self.frame.nonzero_structure())} nonzero R^k_ij, i < j)"]
+
+
+@dataclass(frozen=True, eq=False)
+class EulerLagrangeSummary(ReportBlock):
+    """L in quasi-velocities, Hamel's equations and the Euler–Lagrange field (Prop. 1), or, for a
+    singular L, the general solution of the Cartan equation ``i_Γ dθ_L = −dE_L``.
+
+    ``constrained`` marks the block of a system with constraints: there the
+    unconstrained field is reported after the constrained dynamics, not as the headline.
+    """
+
+    lagrangian: Lagrangian
+    regular: bool
+    hamel: tuple
+    v_dot: tuple = None
+    q_ddot: dict = None
+    cartan: object = None
+    constrained: bool = False
+
+    key = "euler_lagrange"
+    title = "Hamel equations and the Euler–Lagrange field"
+
+    @classmethod
+    def of(cls, L: Lagrangian, constrained: bool = False) -> "EulerLagrangeSummary":
+        regular = L.is_regular()
+        hamel = tuple(L.hamel_equations())
+        if regular:
+            field = L.euler_lagrange_field()
+            return cls(L, True, hamel, tuple(field.accelerations), dict(field.natural_accelerations()),
+                       constrained=constrained)
+        return cls(L, False, hamel, cartan=L.euler_lagrange_field_cartan(), constrained=constrained)
+
+    def payload(self, p: Presenter) -> dict:
+        out = {
+            "lagrangian_quasi": p.present(self.lagrangian.expr),
+            "regular": self.regular,
+            "hamel_equations": [{"lhs": p.present(e.lhs), "rhs": p.present(e.rhs)} for e in self.hamel],
+        }
+        if self.regular:
+            out["euler_lagrange"] = {"q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
+                                     "v_dot": [p.present(e) for e in self.v_dot]}
+        else:
+            out["euler_lagrange"] = {"q_ddot": None, "cartan": self.cartan.to_dict()}
+        return out
+
+    def text_lines(self, p: Presenter) -> list:
+        b = self.lagrangian.bundle
+        lines = []
+        if self.constrained:
+            lines.append("(the free system, without the constraints)")
+        lines.append(f"L in quasi-velocities: {p.text(self.lagrangian.expr)}")
+        lines.append("Hamel equations  d/dt p_i = X_i(L) - R^k_ij v^j p_k:")
+        lines += [f"  {p.text(e.lhs)} = {p.text(e.rhs)}" for e in self.hamel]
+        lines.append("Euler-Lagrange field:")
+        if self.regular:
+            lines += [f"  {v} = {p.text(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
+            lines.append("Natural accelerations:")
+            lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
+        else:
+            lines.append("  the Lagrangian is singular; general solution of i_G dtheta_L = -dE_L:")
+            lines += ["  " + line for line in str(self.cartan).splitlines()[1:]]
+        return lines
+
+    def latex_lines(self, p: Presenter) -> list:
+        b = self.lagrangian.bundle
+        out = [r"\paragraph{Hamel's equations}"] + align(
+            f"{p.latex(e.lhs)} &= {p.latex(e.rhs)}" for e in self.hamel)
+        if self.regular:
+            out += [r"\paragraph{Euler--Lagrange field}"] + align(
+                [f"{latex(v)} &= {p.latex(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
+                + [rf"\ddot{{{latex(q)}}} &= {p.latex(e)}" for q, e in self.q_ddot.items()])
+        else:
+            out += [r"\paragraph{Singular Lagrangian: general solution of the Cartan equation}",
+                    r"\[" + self.cartan.as_latex() + r"\]"]
+        return out
+
+    def summary(self) -> list:
+        return ["Lagrangian: regular" if self.regular else
+                "Lagrangian: singular (Euler-Lagrange field from the Cartan equation, see below)"]
+
+
+@dataclass(frozen=True, eq=False)
+class NonholonomicSummary(ReportBlock):
+    """The Lagrange–d'Alembert problem on C (Prop. 2): D and its adapted frame, the constrained
+    Hamel equations, Γ_nh, the natural accelerations and the multipliers of the constraints as written."""
+
+    system: NonholonomicSystem
+    written: tuple
+    velocities_on_C: tuple
+    hamel: tuple
+    v_dot: tuple
+    q_ddot: dict
+    multipliers: tuple
+    mu: tuple
+    integrable: bool
+
+    key = "nonholonomic"
+    title = "Nonholonomic (Lagrange-d'Alembert) dynamics"
+
+    @classmethod
+    def of(cls, nh: NonholonomicSystem, written=()) -> "NonholonomicSummary":
+        field = nh.field()
+        return cls(nh, tuple(written) or tuple(nh.constraints.expressions), tuple(nh.velocities_on_C),
+                   tuple(nh.constrained_hamel_equations()), tuple(field.accelerations),
+                   dict(field.natural_accelerations()), tuple(field.coordinate_multipliers()),
+                   tuple(field.multipliers), nh.distribution_is_integrable())
+
+    def payload(self, p: Presenter) -> dict:
+        F, n = self.system.frame, self.system.frame.dim
+        return {"nonholonomic": {
+            "constraints": list(self.written),
+            "rank_D": self.system.m,
+            "integrable": self.integrable,
+            "affine": self.system.constraints.is_affine,
+            "frame": {
+                "vectors": [[p.present(F.vectors[i, A]) for A in range(n)] for i in range(n)],
+                "structure": [[[p.present(F.structure[k][i][j]) for j in range(n)] for i in range(n)]
+                              for k in range(n)],
+            },
+            "quasi_velocities_on_C": [p.present(e) for e in self.velocities_on_C],
+            "v_dot": [p.present(e) for e in self.v_dot],
+            "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
+            "multipliers": [p.present(e) for e in self.multipliers],
+            "frame_multipliers": [p.present(e) for e in self.mu],
+        }}
+
+    def _kind(self) -> str:
+        nh = self.system
+        kind = "integrable: the constraints are holonomic" if self.integrable else "not integrable (nonholonomic)"
+        return f"D: rank {nh.m} of {nh.frame.dim}, {kind}" + ("; affine constraints" if nh.constraints.is_affine else "")
+
+    def text_lines(self, p: Presenter) -> list:
+        nh = self.system
+        F, m = nh.frame, nh.m
+        v = nh.bundle.quasi_velocities
+        q = F.chart.coordinates
+        lines = ["Constraints:"] + [f"  {p.text(c)} = 0" for c in self.written]
+        lines.append(self._kind())
+        lines.append(f"Adapted frame (X1..X{m} span D; the quasi-velocities below refer to it):")
+        lines += [f"  X{i + 1} = {vector_text(p, F.vectors.row(i), q)}" for i in range(F.dim)]
+        lines.append("Structure functions R^k_ij (nonzero, i < j):")
+        lines += [f"  R^{k + 1}_{i + 1}{j + 1} = {p.text(val)}" for (k, i, j), val in F.nonzero_structure().items()] \
+            or ["  none"]
+        on_C = ", ".join(f"{v[m + a]} = {p.text(b)}" for a, b in enumerate(self.velocities_on_C[m:]))
+        lines.append(f"Constraint submanifold C: {on_C}")
+        lines.append("Hamel equations on C  d/dt dL_c/dv^alpha = X_alpha(L_c) - R^k_alpha,j v^j p_k|_C:")
+        lines += [f"  {p.text(e.lhs)} = {p.text(e.rhs)}" for e in self.hamel]
+        lines.append("Nonholonomic field on C:")
+        lines += [f"  {d} = {p.text(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
+        lines.append("Natural accelerations on C:")
+        lines += [f"  {qq.name}_ddot = {p.text(e)}" for qq, e in self.q_ddot.items()]
+        lines.append("Multipliers of the constraints as written (E(L) = sum_a lambda_a dphi_a/dq_dot):")
+        lines += [f"  lambda{a + 1} = {p.text(e)}" for a, e in enumerate(self.multipliers)]
+        return lines
+
+    def latex_lines(self, p: Presenter) -> list:
+        nh = self.system
+        F, m = nh.frame, nh.m
+        q = F.chart.coordinates
+        out = [r"\paragraph{Constraints}"] + align(f"0 &= {p.latex(c)}" for c in self.written)
+        out.append(self._kind().replace("D:", "$D$:") + ".")
+        out.append(rf"\paragraph{{Adapted frame}} $X_1, \dots, X_{{{m}}}$ span $D$; the quasi-velocities refer to it.")
+        out += align([f"X_{{{i + 1}}} &= {vector_latex(p, F.vectors.row(i), q)}" for i in range(F.dim)]
+                     + [f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {p.latex(val)}"
+                        for (k, i, j), val in F.nonzero_structure().items()])
+        v = nh.bundle.quasi_velocities
+        out.append(r"\paragraph{Constraint submanifold} $C = \{" + ", ".join(
+            f"{latex(v[m + a])} = {p.latex(b)}" for a, b in enumerate(self.velocities_on_C[m:])) + r"\}$.")
+        out += [r"\paragraph{Constrained Hamel equations}"] + align(
+            f"{p.latex(e.lhs)} &= {p.latex(e.rhs)}" for e in self.hamel)
+        out += [r"\paragraph{Nonholonomic field on $C$ and multipliers of the constraints as written}"] + align(
+            [f"{latex(d)} &= {p.latex(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
+            + [rf"\ddot{{{latex(qq)}}}\big|_{{C}} &= {p.latex(e)}" for qq, e in self.q_ddot.items()]
+            + [rf"\lambda_{{{a + 1}}} &= {p.latex(e)}" for a, e in enumerate(self.multipliers)])
+        return out
+
+    def summary(self) -> list:
+        return [self._kind()]
+
+
+@dataclass(frozen=True, eq=False)
+class VakonomicSummary(ReportBlock):
+    """The vakonomic field tangent to C for the multiplication rule ``L + Σ λ_a φ_a`` (Prop. 3),
+    in the multipliers of the constraints as written."""
+
+    multipliers: tuple
+    q_ddot: dict
+    lambda_dot: tuple
+
+    key = "vakonomic"
+    title = "Vakonomic dynamics"
+
+    @classmethod
+    def of(cls, nh: NonholonomicSystem) -> "VakonomicSummary":
+        vak = VakonomicSystem(nh)
+        qdd, rates = vak.field().in_written_multipliers()
+        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates))
+
+    def payload(self, p: Presenter) -> dict:
+        return {"vakonomic": {
+            "multipliers": [lam.name for lam in self.multipliers],
+            "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
+            "lambda_dot": [p.present(e) for e in self.lambda_dot],
+        }}
+
+    def _rule(self) -> str:
+        return " + ".join(f"{lam}*phi{a + 1}" for a, lam in enumerate(self.multipliers))
+
+    def text_lines(self, p: Presenter) -> list:
+        lines = [f"Euler-Lagrange equations of L + {self._rule()}, on C:"]
+        lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
+        lines += [f"  {lam}_dot = {p.text(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)]
+        return lines
+
+    def latex_lines(self, p: Presenter) -> list:
+        rule = " + ".join(rf"{latex(lam)}\,\varphi_{{{a + 1}}}" for a, lam in enumerate(self.multipliers))
+        return [rf"Euler--Lagrange equations of $L + {rule}$, on $C$:"] + align(
+            [rf"\ddot{{{latex(q)}}} &= {p.latex(e)}" for q, e in self.q_ddot.items()]
+            + [rf"\dot{{{latex(lam)}}} &= {p.latex(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)])

@@ -1,0 +1,384 @@
+"""The report of ``anholo analyze``: it orders the blocks, applies the budgets and isolates failures.
+
+Every block is a result object that renders itself (text, LaTeX, JSON entries:
+:class:`~anholo.algebra.presentation.ReportBlock`): the frame and the
+Euler–Lagrange field, the nonholonomic and vakonomic fields
+(:mod:`anholo.dynamics.summaries`), the consistency verdict
+(:class:`~anholo.analysis.consistency.ConsistencyReport`), the Chaplygin and
+Chetaev analyses (:mod:`anholo.analysis.summaries`).  This module only decides
+which blocks apply, computes them in order under a time budget, and prints:
+
+* the verdicts and small results first (a summary), then each block;
+* every expression under the :class:`~anholo.algebra.presentation.Presenter`'s
+  size budget — beyond it one line gives its size and says how to get it;
+* a block that fails (or runs out of time) shows its error in its place, and the
+  others are printed (:attr:`Report.complete` is False: ``anholo analyze`` exits 3).
+
+JSON stays complete: every expression is a string sympify-able with the file's
+names; a block whose expressions are large carries ``"cse": [[name, expr], …]``
+(shared subexpressions, in order) and its expressions use those names.  A failed
+block is ``{"error": "…"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..algebra.presentation import Presenter, serialize
+from ..algebra.printing import tex_text
+from ..analysis.consistency import consistency_report
+from ..analysis.sections import Section
+from ..analysis.summaries import ChaplyginSummary, ChetaevSummary
+from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
+from ..errors import AnholoError, NonlinearConstraintError, ReportError
+
+__all__ = ["analyze", "Report", "SECTIONS", "DEFAULT_BUDGET"]
+
+#: The blocks of a report in order (their JSON keys; names for ``--sections``).
+SECTIONS = ("frame", "euler_lagrange", "nonholonomic", "vakonomic", "consistency", "chaplygin", "chetaev")
+_ALIASES = {"hamel_equations": "euler_lagrange", "lagrangian_quasi": "euler_lagrange", "regular": "euler_lagrange"}
+#: Seconds a whole report may take by default (``--budget`` raises it).
+DEFAULT_BUDGET = 120.0
+
+
+class _NotApplicable(Exception):
+    """A block that does not apply to this system (a result, not a failure)."""
+
+
+class _OverBudget(BaseException):
+    """Raised by the timer inside a block that ran past the report's time budget (a BaseException,
+    so that no ``except Exception`` inside a computation swallows it)."""
+
+
+@contextmanager
+def _deadline(seconds):
+    """Interrupt the enclosed computation after ``seconds`` (SIGALRM; only in the main thread and when
+    no other interval timer runs — elsewhere the computation is not interrupted)."""
+    usable = (seconds is not None and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+    if not usable:
+        yield
+        return
+
+    def _interrupt(signum, frame):
+        raise _OverBudget()
+
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 0.01))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One block of a report: the result, or why there is none."""
+
+    key: str
+    title: str
+    block: object = None
+    error: str | None = None
+    seconds: float = 0.0
+    note: str | None = None  # why the block does not apply (not a failure)
+
+    @property
+    def failed(self) -> bool:
+        return self.block is None and self.note is None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if isinstance(exc, AnholoError):
+        return text or type(exc).__name__
+    return f"internal error ({type(exc).__name__}: {text[:300]}); please report it"
+
+
+class Report:
+    """The result of :func:`analyze`: the system's header and its blocks, with three renderings."""
+
+    def __init__(self, system, outcomes: list, presenter: Presenter, constrained: bool):
+        self.system = system
+        self.outcomes = list(outcomes)
+        self.presenter = presenter
+        self.constrained = constrained
+
+    @property
+    def complete(self) -> bool:
+        """True if every block that applies was computed (no failure, nothing over the budget)."""
+        return not any(o.failed for o in self.outcomes)
+
+    def block(self, key: str):
+        """The result object of a block (None if it failed or was not computed)."""
+        for o in self.outcomes:
+            if o.key == key:
+                return o.block
+        return None
+
+    @property
+    def sections(self) -> dict:
+        """The computed blocks by key."""
+        return {o.key: o.block for o in self.outcomes if o.block is not None}
+
+    # --- JSON -----------------------------------------------------------------------
+    def _header(self) -> dict:
+        s = self.system
+        return {
+            "name": s.name,
+            "coordinates": [q.name for q in s.chart.coordinates],
+            "velocities": [u.name for u in s.chart.velocities],
+            "parameters": [p.name for p in s.chart.parameters],
+            "quasi_velocities": [v.name for v in s.bundle.quasi_velocities],
+            "lagrangian": str(self.presenter.present(s.lagrangian.natural_expr())),
+        }
+
+    def _reserved(self) -> set:
+        s = self.system
+        names = {x.name for x in s.chart.coordinates + s.chart.velocities + s.chart.parameters}
+        return names | {v.name for v in s.bundle.quasi_velocities}
+
+    def to_dict(self) -> dict:
+        out = self._header()
+        p, reserved = self.presenter, self._reserved()
+        for o in self.outcomes:
+            if o.note is not None:
+                continue
+            if o.failed:
+                out[o.key] = {"error": o.error}
+                continue
+            for key, value in o.block.payload(p).items():
+                out[key] = serialize(value, reserved=reserved)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    # --- text -----------------------------------------------------------------------
+    def _ordered(self) -> list:
+        """Blocks in print order: for a constrained system the free Euler–Lagrange field comes last."""
+        if not self.constrained:
+            return self.outcomes
+        return [o for o in self.outcomes if o.key != "euler_lagrange"] + [
+            o for o in self.outcomes if o.key == "euler_lagrange"]
+
+    def _title(self, o: Outcome) -> str:
+        if o.key == "euler_lagrange" and self.constrained:
+            return "Unconstrained dynamics: Hamel equations and Euler-Lagrange field of the free system"
+        return o.title
+
+    def summary_lines(self) -> list:
+        out = []
+        for o in self.outcomes:
+            if o.failed:
+                out.append(f"{o.key}: FAILED - {o.error}")
+            elif o.note is not None:
+                out.append(f"{o.key}: does not apply - {o.note}")
+            else:
+                out += o.block.summary()
+        return out
+
+    def to_text(self) -> str:
+        s, p = self.system, self.presenter
+        lines = [s.name, "=" * len(s.name), ""]
+        lines.append("Coordinates: " + ", ".join(q.name for q in s.chart.coordinates))
+        if s.chart.parameters:
+            lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
+        lines.append(f"L = {p.text(s.lagrangian.natural_expr())}")
+        summary = self.summary_lines()
+        if summary:
+            lines += ["", "Summary", "-------"] + [f"  {x}" for x in summary]
+        for o in self._ordered():
+            title = self._title(o)
+            lines += ["", title, "-" * len(title)]
+            if o.note is not None:
+                lines.append(f"Does not apply: {o.note}")
+            else:
+                lines += [f"FAILED: {o.error}"] if o.failed else o.block.text_lines(p)
+        return "\n".join(lines) + "\n"
+
+    def __str__(self):
+        return self.to_text()
+
+    # --- LaTeX ----------------------------------------------------------------------
+    def to_latex(self) -> str:
+        """A LaTeX fragment: ``\\section`` for the system, ``\\subsection`` per block (needs amsmath)."""
+        s, p = self.system, self.presenter
+        esc = tex_text
+        out = [f"% anholo report: {s.name} (a fragment; needs amsmath)", rf"\section{{{esc(s.name)}}}"]
+        coords = ", ".join(p.latex(q) for q in s.chart.coordinates)
+        out.append(rf"Coordinates ${coords}$" + (
+            ", parameters $" + ", ".join(p.latex(x) for x in s.chart.parameters) + "$" if s.chart.parameters else "")
+            + ".")
+        out += [r"\begin{align*}", f"L &= {p.latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
+        summary = self.summary_lines()
+        if summary:
+            out += [r"\subsection{Summary}", r"\begin{itemize}"] + [rf"\item {esc(x)}" for x in summary] + [
+                r"\end{itemize}"]
+        for o in self._ordered():
+            out.append(rf"\subsection{{{esc(self._title(o))}}}")
+            if o.note is not None:
+                out.append(rf"Does not apply: {esc(o.note)}")
+            else:
+                out += [rf"\textbf{{Failed:}} {esc(o.error)}"] if o.failed else o.block.latex_lines(p)
+        return "\n".join(out) + "\n"
+
+    def _repr_latex_(self):
+        return self.to_latex()
+
+
+
+def _constraint_kind(system) -> str | None:
+    """None (no constraints), "linear" (linear or affine in the velocities) or "nonlinear" (Chetaev's
+    treatment; also for time-dependent constraints).  A constraint the file cannot state (e.g. one
+    without velocities) raises the user error here, before any block."""
+    if not system.constraints:
+        return None
+    if not getattr(system, "is_time_dependent", False):
+        try:
+            system.linear_constraints()
+            return "linear"
+        except NonlinearConstraintError:
+            pass
+    system.kinematic_constraints()  # reads and checks them (independence on C), as the user wrote them
+    return "nonlinear"
+
+
+def _selected(sections) -> tuple:
+    if sections is None:
+        return SECTIONS
+    chosen = []
+    for name in sections:
+        key = _ALIASES.get(name.strip(), name.strip())
+        if key not in SECTIONS:
+            raise ReportError(f"unknown section {name.strip()!r}; the sections are {', '.join(SECTIONS)}.")
+        chosen.append(key)
+    return tuple(k for k in SECTIONS if k in chosen)
+
+
+def analyze(system, *, simplify: bool = False, sections=None, full: bool = False,
+            budget: float | None = DEFAULT_BUDGET, progress=None) -> Report:
+    """The report of a system: its frame and Euler–Lagrange field (Prop. 1 of Crampin & Mestdag (2010));
+    with linear constraints the nonholonomic field on C and its multipliers (Prop. 2), the vakonomic
+    field (Prop. 3), the consistency verdict (Thm. 2, Cor. 1) and, with a declared symmetry, the
+    Chaplygin analysis; with nonlinear constraints Chetaev's equations (docs/theory.rst).
+
+    Parameters
+    ----------
+    system : System
+    simplify : bool
+        ``sympy.simplify`` every printed expression (slow).
+    sections : iterable of str, optional
+        Only these blocks (names in :data:`SECTIONS`); all that apply by default.
+    full : bool
+        Print every expression whatever its size (text and LaTeX).
+    budget : float or None
+        Seconds the whole report may take; a block still running then is reported as
+        over the budget and the others are skipped likewise.  None: no limit.
+    progress : callable, optional
+        Called with a short message before each block (e.g. to print progress).
+
+    Raises
+    ------
+    ReportError
+        For an unknown section name.
+    AnholoError
+        If the constraints cannot be read (before any block is computed).
+    """
+    wanted = _selected(sections)
+    presenter = Presenter(simplify=simplify, full=full)
+    kind = _constraint_kind(system)
+    applies = {"frame", "euler_lagrange"}
+    if kind == "linear":
+        applies |= {"nonholonomic", "vakonomic", "consistency"}
+        if getattr(system, "symmetry", None):
+            applies.add("chaplygin")
+    elif kind == "nonlinear":
+        applies.add("chetaev")
+    start = time.monotonic()
+    cache: dict = {}
+
+    def nh():
+        if "nh" not in cache:
+            cache["nh"] = system.nonholonomic()
+        return cache["nh"]
+
+    def chaplygin():
+        if "chaplygin" not in cache:
+            ch = system.chaplygin()
+            cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, nh(), system)
+        return cache["chaplygin"]
+
+    def affine() -> bool:
+        return nh().constraints.is_affine
+
+    def consistency():
+        extra = ()
+        if "chaplygin" in applies:
+            try:
+                block = chaplygin()
+                extra = block.sections if block is not None else ()
+            except AnholoError:
+                extra = ()
+        if affine():
+            raise _NotApplicable("consistency is decided for linear constraints; these are affine")
+        return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra])
+
+    def vakonomic():
+        if affine():
+            raise _NotApplicable("the vakonomic field is implemented for linear constraints; these are affine")
+        return VakonomicSummary.of(nh())
+
+    builders = {
+        "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
+        "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None),
+        "nonholonomic": lambda: NonholonomicSummary.of(nh(), tuple(system.constraints)),
+        "vakonomic": vakonomic,
+        "consistency": consistency,
+        "chaplygin": chaplygin,
+        "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
+    }
+    titles = {"frame": FrameSummary.title, "euler_lagrange": EulerLagrangeSummary.title,
+              "nonholonomic": NonholonomicSummary.title, "vakonomic": VakonomicSummary.title,
+              "consistency": "Consistency of the nonholonomic and vakonomic dynamics",
+              "chaplygin": ChaplyginSummary.title, "chetaev": ChetaevSummary.title}
+    outcomes = []
+    for key in wanted:
+        if key not in applies:
+            continue
+        if progress is not None:
+            progress(f"{titles[key]}")
+        t0 = time.monotonic()
+        left = None if budget is None else budget - (t0 - start)
+        if left is not None and left <= 0:
+            outcomes.append(Outcome(key, titles[key], error=f"not computed: the time budget of {budget:g} s "
+                                    "was used up by earlier sections (raise it with --budget SECONDS)"))
+            continue
+        try:
+            with _deadline(left):
+                block = builders[key]()
+        except _NotApplicable as exc:
+            outcomes.append(Outcome(key, titles[key], note=str(exc)))
+            continue
+        except _OverBudget:
+            outcomes.append(Outcome(key, titles[key], seconds=time.monotonic() - t0,
+                                    error=f"not finished within the time budget of {budget:g} s "
+                                    "(raise it with --budget SECONDS, or use the Python API)"))
+            continue
+        except RecursionError:
+            outcomes.append(Outcome(key, titles[key], seconds=time.monotonic() - t0,
+                                    error="the expressions are too deeply nested to process"))
+            continue
+        except Exception as exc:  # a block's failure is reported in its place; the others go on
+            outcomes.append(Outcome(key, titles[key], seconds=time.monotonic() - t0, error=_one_line(exc)))
+            continue
+        if block is None:
+            continue
+        outcomes.append(Outcome(key, titles[key], block, seconds=time.monotonic() - t0))
+    return Report(system, outcomes, presenter, constrained=kind is not None)

@@ -1,0 +1,190 @@
+"""The report of ``anholo analyze``: blocks chosen by name, failures isolated, budgets, exit status.
+
+Oracles: the report's contract (issue texts: exit 0 complete / 3 a block failed / 2 user
+error; ``--sections`` computes only the named blocks; JSON complete and sympify-able,
+with ``"cse"`` definitions substituted back giving the expressions) and independent
+recomputation — the carriage's nonholonomic accelerations in the JSON are compared
+at random points with the coordinate multiplier method (tests/oracles.py), not with
+anholo's own output.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from anholo.algebra.presentation import Presenter, serialize
+from anholo.cli import main
+from anholo.io.report import SECTIONS, analyze
+from anholo.system import System
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_sections_selects_blocks(capsys):
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle", "--json", "--sections", "nonholonomic")
+    assert code == 0
+    report = json.loads(out)
+    assert "nonholonomic" in report
+    for key in ("frame", "euler_lagrange", "vakonomic", "consistency", "chaplygin"):
+        assert key not in report
+    # the header is always there
+    assert report["coordinates"] == ["x", "y", "z"] and "lagrangian" in report
+
+
+def test_sections_text_prints_only_those_blocks(capsys):
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle", "--sections", "consistency,vakonomic")
+    assert code == 0
+    assert "Vakonomic dynamics" in out and "Consistency of the nonholonomic" in out
+    assert "Nonholonomic (Lagrange-d'Alembert) dynamics" not in out and "Hamel equations  d/dt" not in out
+
+
+def test_unknown_section_is_a_one_line_user_error(capsys):
+    code, out, err = run(capsys, "analyze", "rigid_body", "--sections", "nonholonomy")
+    assert code == 2 and out == ""
+    assert err.startswith("anholo: error:") and "nonholonomy" in err and err.count("\n") == 1
+    for name in SECTIONS:
+        assert name in err
+
+
+def test_over_budget_blocks_are_reported_in_place(capsys):
+    code, out, err = run(capsys, "analyze", "rigid_body", "--json", "--budget", "0.01")
+    assert code == 3 and "Traceback" not in err
+    report = json.loads(out)
+    failed = [k for k in SECTIONS if isinstance(report.get(k), dict) and "error" in report[k]]
+    assert failed and all("budget" in report[k]["error"] for k in failed)
+    code, out, _ = run(capsys, "analyze", "rigid_body", "--budget", "0.01")
+    assert code == 3 and "FAILED" in out and "--budget" in out
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "inf"])
+def test_bad_budget_is_a_user_error(capsys, value):
+    code, _, err = run(capsys, "analyze", "rigid_body", f"--budget={value}")
+    assert code == 2 and err.startswith("anholo: error:") and "--budget" in err
+
+
+def test_a_failing_block_does_not_lose_the_others(monkeypatch, capsys):
+    """A block whose computation raises is reported in its place (text and JSON), exit status 3."""
+    from anholo.dynamics import summaries
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("simulated failure")
+
+    monkeypatch.setattr(summaries.VakonomicSummary, "of", classmethod(lambda cls, nh: broken()))
+    code, out, err = run(capsys, "analyze", "nonholonomic_particle", "--json")
+    assert code == 3 and "Traceback" not in err
+    report = json.loads(out)
+    assert "simulated failure" in report["vakonomic"]["error"] and "ZeroDivisionError" in report["vakonomic"]["error"]
+    assert "v_dot" in report["nonholonomic"] and "weak" in report["consistency"]
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle")
+    assert code == 3 and "vakonomic: FAILED" in out and "Nonholonomic field on C:" in out
+
+
+def test_degenerate_carriage_reports_every_block(capsys):
+    """m·J = m0²a²: the free Lagrangian is singular, but regular on D; the constrained analyses go on."""
+    code, out, err = run(capsys, "analyze", "two_wheeled_carriage", "--json", "--set", "m=2", "--set", "m0=2",
+                         "--set", "J=2", "--set", "a=1", "--sections", "euler_lagrange,nonholonomic")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["regular"] is False and report["euler_lagrange"]["q_ddot"] is None
+    assert len(report["nonholonomic"]["v_dot"]) == 2
+
+
+def test_affine_constraints_mark_blocks_that_do_not_apply(capsys):
+    code, out, _ = run(capsys, "analyze", "sphere_on_turntable")
+    assert code == 0
+    assert "vakonomic: does not apply" in out and "consistency: does not apply" in out
+    code, out, _ = run(capsys, "analyze", "sphere_on_turntable", "--json", "--sections", "nonholonomic,vakonomic")
+    assert code == 0 and "vakonomic" not in json.loads(out)
+
+
+def test_large_expressions_are_one_line_in_text_and_complete_in_json(capsys):
+    """The carriage's unconstrained Euler–Lagrange field is huge: one line in text, complete in JSON."""
+    code, out, _ = run(capsys, "analyze", "two_wheeled_carriage", "--sections", "euler_lagrange")
+    assert code == 0 and len(out) < 20_000
+    assert "not printed" in out and "--full" in out
+    code, out, _ = run(capsys, "analyze", "two_wheeled_carriage", "--json", "--sections", "euler_lagrange")
+    block = json.loads(out)["euler_lagrange"]
+    coords = json.loads(out)["coordinates"]
+    names = {s: sp.Symbol(s) for s in coords}
+    defs = {}
+    for name, expr in block.get("cse", []):
+        defs[sp.Symbol(name)] = sp.sympify(expr, locals=names).xreplace(defs)
+    accel = {k: sp.sympify(v, locals=names).xreplace(defs) for k, v in block["q_ddot"].items()}
+    assert list(accel) == coords
+    assert all(not (e.free_symbols & set(defs)) for e in accel.values())
+
+
+def test_text_report_of_the_carriage_is_small_and_its_accelerations_right(capsys):
+    """Oracle for the numbers: the coordinate multiplier method (W q̈ = F + Aᵀλ, A q̈ = −Ȧ u)."""
+    from oracles import constrained_coordinate_solution, point_on_constraints
+
+    code, out, _ = run(capsys, "analyze", "two_wheeled_carriage")
+    assert code == 0 and len(out.encode()) <= 50_000
+    assert out.index("Summary") < out.index("Nonholonomic (Lagrange-d'Alembert)") < out.index("Unconstrained dynamics")
+    S = System.load("two_wheeled_carriage")
+    report = analyze(S, sections=["nonholonomic"])
+    block = report.to_dict()["nonholonomic"]
+    chart = S.chart
+    names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
+    q, u, params = list(chart.coordinates), list(chart.velocities), list(chart.parameters)
+    cons = list(S.constraints)
+    qdd = [sp.sympify(block["q_ddot"][x.name], locals=names) for x in q]
+    lam = [sp.sympify(e, locals=names) for e in block["multipliers"]]
+    L = S.lagrangian.natural_expr()
+    pt = point_on_constraints(q, u, cons, params, _dependent(S), 7, low=-1.0, high=1.0)
+    expected_qdd, expected_lam = constrained_coordinate_solution(L, q, u, cons, pt)
+    got = [complex(e.xreplace(pt).evalf(30)) for e in qdd + lam]
+    np.testing.assert_allclose(np.real(got), np.concatenate([expected_qdd, expected_lam]), rtol=1e-8, atol=1e-9)
+
+
+def _dependent(S):
+    """Velocities the constraints can be solved for (the last ones possible, checked at a point)."""
+    q, u, params = S.chart.coordinates, S.chart.velocities, S.chart.parameters
+    A = sp.Matrix(list(S.constraints)).jacobian(u).subs({s: 0.4 for s in list(q) + list(params)})
+    chosen = []
+    for j in reversed(range(len(u))):
+        if len(chosen) < A.rows and A[:, chosen + [j]].rank() == len(chosen) + 1:
+            chosen.append(j)
+    return [u[j] for j in sorted(chosen)]
+
+
+def test_latex_is_sectioned(capsys):
+    code, out, _ = run(capsys, "analyze", "nonholonomic_particle", "--latex")
+    assert code == 0
+    assert out.count(r"\section{") == 1
+    for title in ("Summary", "Frame and structure functions", "Nonholonomic", "Vakonomic", "Consistency",
+                  "Chaplygin", "Unconstrained dynamics"):
+        assert rf"\subsection{{{title}" in out
+    assert out.count(r"\begin{align*}") == out.count(r"\end{align*}")
+    assert "α" not in out and "σ" not in out  # Greek letters of the verdict texts become LaTeX commands
+
+
+def test_serialize_writes_shared_subexpressions_that_substitute_back():
+    x, y = sp.symbols("x y")
+    big = sp.Add(*[(x + k * y) ** 2 / (1 + x**2 + k) for k in range(400)])
+    payload = {"a": [big, big * y], "b": {"c": sp.sin(big)}, "n": 3, "flag": True}
+    out = serialize(payload, cse_above=100, reserved={"x", "y"})
+    assert "cse" in out and out["n"] == 3 and out["flag"] is True
+    defs = {}
+    for name, expr in out["cse"]:
+        assert not name.startswith(("x", "y"))
+        defs[sp.Symbol(name)] = sp.sympify(expr).xreplace(defs)
+    back = sp.sympify(out["a"][1]).xreplace(defs)
+    pt = {x: sp.Rational(3, 7), y: sp.Rational(-2, 5)}
+    assert sp.nsimplify((back - big * y).xreplace(pt)) == 0
+    assert serialize({"a": x + 1}) == {"a": "x + 1"}
+
+
+def test_presenter_budgets_text_but_not_small_expressions():
+    x = sp.Symbol("x")
+    p = Presenter(text_limit=50)
+    assert p.text((x**2 - 1) / (x - 1)) == "x + 1"  # small: tidied
+    big = sp.Add(*[sp.sin(k * x) ** k for k in range(1, 60)])
+    assert "not printed" in p.text(big) and "--full" in p.text(big)
+    assert Presenter(full=True).text(big) == str(big)
