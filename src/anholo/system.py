@@ -78,7 +78,7 @@ class System:
         )
 
     def chaplygin(self):
-        """The Chaplygin system (THEORY §7) of the file's ``[symmetry]`` table, or None without one
+        """The Chaplygin system (docs/chaplygin.rst) of the file's ``[symmetry]`` table, or None without one
         (or without constraints).
 
         Raises
@@ -120,20 +120,20 @@ class System:
 
     def kinematic_constraints(self):
         """The file's constraints as general kinematic constraints ``φ(q, q_dot) = 0``, linear or not
-        (:class:`~anholo.constraints.kinematic.KinematicConstraints`, THEORY §8)."""
+        (:class:`~anholo.constraints.kinematic.KinematicConstraints`, docs/chetaev.rst)."""
         from .constraints.kinematic import KinematicConstraints
 
         return KinematicConstraints(self.chart, self.constraints, time=self.time)
 
     def chetaev(self):
-        """The Chetaev problem (THEORY §8): L with the file's constraints and Chetaev displacements,
+        """The Chetaev problem (docs/chetaev.rst): L with the file's constraints and Chetaev displacements,
         in the file's frame (:class:`~anholo.dynamics.chetaev.ChetaevSystem`)."""
         from .dynamics.chetaev import ChetaevSystem
 
         return ChetaevSystem(self.lagrangian, self.kinematic_constraints())
 
     def nonholonomic(self, dependent=None):
-        """The Lagrange–d'Alembert problem (THEORY §4): L with the file's constraints.
+        """The Lagrange–d'Alembert problem (docs/nonholonomic.rst): L with the file's constraints.
 
         The file's frame is used if it is adapted to the constraints; otherwise an
         adapted frame is built on it (see :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem`).

@@ -188,3 +188,55 @@ def test_presenter_budgets_text_but_not_small_expressions():
     big = sp.Add(*[sp.sin(k * x) ** k for k in range(1, 60)])
     assert "not printed" in p.text(big) and "--full" in p.text(big)
     assert Presenter(full=True).text(big) == str(big)
+
+
+# --- inputs that used to crash the whole report (issues: real mechanics, reliability) ------------------
+HEISENBERG = ('name = "Heisenberg"\ncoordinates = ["x", "y", "z"]\nlagrangian = "(x_dot^2 + y_dot^2)/2"\n'
+              'constraints = ["z_dot - (x*y_dot - y*x_dot)/2"]\n')
+
+
+def test_heisenberg_vakonomic_field_is_the_normal_geodesic_flow(tmp_path, capsys):
+    """Oracle: the Euler–Lagrange equations of L + λ(ż − (xẏ − yẋ)/2) by hand:
+    ẍ = −λẏ, ÿ = λẋ, z̈ = λ(xẋ + yẏ)/2, λ̇ = 0 (the normal sub-Riemannian geodesics)."""
+    f = tmp_path / "heisenberg.toml"
+    f.write_text(HEISENBERG)
+    code, out, err = run(capsys, "analyze", str(f), "--json")
+    assert code == 0, err
+    vak = json.loads(out)["vakonomic"]
+    x, y, z, xd, yd, zd, lam = sp.symbols("x y z x_dot y_dot z_dot lambda1")
+    names = {s.name: s for s in (x, y, z, xd, yd, zd, lam)}
+    got = [sp.sympify(vak["q_ddot"][k], locals=names) for k in ("x", "y", "z")]
+    got.append(sp.sympify(vak["lambda_dot"][0], locals=names))
+    expected = [-lam * yd, lam * xd, lam * (x * xd + y * yd) / 2, 0]
+    on_C = {zd: (x * yd - y * xd) / 2}
+    for g, e in zip(got, expected):
+        assert sp.simplify((g - e).xreplace(on_C)) == 0
+
+
+@pytest.mark.parametrize("lagrangian", ["1", "x_dot + y", "x_dot^2/2"])
+def test_degenerate_lagrangians_give_a_report(tmp_path, capsys, lagrangian):
+    """A constant L, one linear in a velocity, one without a coordinate: exit 0 or 3, never a traceback."""
+    f = tmp_path / "degenerate.toml"
+    f.write_text(f'name = "D"\ncoordinates = ["x", "y"]\nlagrangian = "{lagrangian}"\n')
+    for fmt in ((), ("--json",), ("--latex",)):
+        code, out, err = run(capsys, "analyze", str(f), *fmt)
+        assert code in (0, 3) and "Traceback" not in err and out
+    code, out, _ = run(capsys, "analyze", str(f), "--json")
+    assert json.loads(out)["regular"] is False
+
+
+def test_hamel_equation_without_content_is_printed_not_evaluated(tmp_path, capsys):
+    """L = x_dot + y: Hamel's equation for y reads 0 = 1 (no motion satisfies it); it is printed as such."""
+    f = tmp_path / "linear.toml"
+    f.write_text('name = "L"\ncoordinates = ["x", "y"]\nlagrangian = "x_dot + y"\n')
+    code, out, _ = run(capsys, "analyze", str(f), "--json")
+    eqs = json.loads(out)["hamel_equations"]
+    pairs = {(sp.sympify(e["lhs"]), sp.sympify(e["rhs"])) for e in eqs}
+    assert (sp.S.Zero, sp.S.One) in pairs
+
+
+def test_compare_with_a_lagrangian_degenerate_in_a_constrained_velocity(tmp_path, capsys):
+    f = tmp_path / "heisenberg.toml"
+    f.write_text(HEISENBERG)
+    code, out, err = run(capsys, "compare", str(f))
+    assert code == 0 and "Traceback" not in err and "Heisenberg" in out

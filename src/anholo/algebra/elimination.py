@@ -17,7 +17,7 @@ import sympy as sp
 
 from .coefficients import NotPolynomial, to_field
 from .expressions import free_symbols, xreplace_dag
-from .linear import generic_rank, solve_generic
+from .linear import LinearSolution, generic_rank, solve_generic
 from .simplify import vanishes
 
 __all__ = ["linear_system", "Elimination", "eliminate", "solve_linear", "BlockSolution", "solve_in_blocks"]
@@ -218,5 +218,27 @@ def solve_in_blocks(A: sp.Matrix, b: Sequence) -> BlockSolution:
         rows = [r for r in range(nrows) if rows_cols[r] and find(rows_cols[r][0]) == find(cols[0])]
         columns.append(tuple(cols))
         rows_of.append(tuple(rows))
-        sols.append(solve_generic(A.extract(rows, cols), [b[r] for r in rows]))
+        sols.append(_solve_block(A.extract(rows, cols), [b[r] for r in rows]))
     return BlockSolution(tuple(columns), tuple(rows_of), tuple(sols), ncols, inconsistent)
+
+
+def _solve_block(A: sp.Matrix, b: Sequence) -> LinearSolution:
+    """``solve_generic`` for one block, by exact elimination over ``QQ(symbols)`` (:func:`eliminate`)
+    when the entries are rational functions; with numeric pivot tests otherwise."""
+    unknowns = [sp.Dummy(f"z{j}") for j in range(A.cols)]
+    try:
+        elim = eliminate(A, list(b), unknowns)
+    except NotPolynomial:
+        return solve_generic(A, b)
+    index = {z: j for j, z in enumerate(unknowns)}
+    free = [index[z] for z in elim.free]
+    zero = {unknowns[j]: 0 for j in free}
+    particular = tuple(elim.solution[z].xreplace(zero) if z in elim.solution else sp.S.Zero for z in unknowns)
+    directions = []
+    for j in free:
+        unit = {unknowns[k]: (1 if k == j else 0) for k in free}
+        directions.append(tuple(
+            (elim.solution[z].xreplace(unit) - particular[i]) if z in elim.solution else sp.S(unit[z])
+            for i, z in enumerate(unknowns)))
+    conditions = tuple(sp.factor(c) for c in elim.conditions)
+    return LinearSolution(particular, tuple(directions), tuple(free), conditions, A.cols - len(free))

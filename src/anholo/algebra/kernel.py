@@ -11,8 +11,8 @@ given by the chain rule,
 
     ∂f/∂x = Σ_g (∂f/∂g) · ∂g/∂x,   ∂(sin a)/∂x = cos a · ∂a/∂x, …
 
-so that frames, structure functions (THEORY §2), Lagrangians in quasi-velocities
-and the nonholonomic field (THEORY §4, Prop. 2) are computed with a few
+so that frames, structure functions (docs/theory.rst, The tangent bundle in a frame), Lagrangians in quasi-velocities
+and the nonholonomic field (docs/nonholonomic.rst, Prop. 2) are computed with a few
 thousand dictionary operations instead of SymPy ``Expr`` construction,
 ``cancel`` and ``diff`` (which dominate the run time of small systems).
 

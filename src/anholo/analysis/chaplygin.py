@@ -1,10 +1,10 @@
-"""Chaplygin systems: nonholonomic systems with a principal-connection symmetry (THEORY §7, seed 004 §6).
+"""Chaplygin systems: nonholonomic systems with a principal-connection symmetry (docs/chaplygin.rst, Crampin & Mestdag (2010) §6).
 
 A Lie group G acts freely (and properly) on Q; it is declared by its
 *fundamental vector fields* ``Ẽ_a`` (a = 1..dim G).  The system is *Chaplygin*
 if
 
-* L is G-invariant: ``Ẽ_a^C(L) = 0`` (complete lifts, THEORY §2);
+* L is G-invariant: ``Ẽ_a^C(L) = 0`` (complete lifts, docs/theory.rst, The tangent bundle in a frame);
 * the constraint distribution D is G-invariant: ``[Ẽ_a, D] ⊂ D``;
 * D is the horizontal distribution of a principal connection:
   ``D ⊕ span{Ẽ_a} = TQ`` (rank D + dim G = n and no combination of the
@@ -89,7 +89,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ChaplyginVerdict:
-    """Consistency of Γ_nh with the vakonomic problem for the section ``σ = −p`` (THEORY §7).
+    """Consistency of Γ_nh with the vakonomic problem for the section ``σ = −p`` (docs/chaplygin.rst).
 
     For a Chaplygin system weak and strong consistency coincide for this section:
     both hold iff ``p_a R^a_αβ v^β = 0`` on C.
@@ -122,7 +122,7 @@ class ChaplyginVerdict:
 
 @dataclass(frozen=True)
 class VariationalLagrangianCheck:
-    """Prop. 5 and Prop. 6 of seed 004 for ``L̂ = L − p_a v^a`` (THEORY §7).
+    """Prop. 5 and Prop. 6 of Crampin & Mestdag (2010) for ``L̂ = L − p_a v^a`` (docs/chaplygin.rst).
 
     Attributes
     ----------
@@ -234,7 +234,7 @@ class MomentumSectionSearch:
 
 @dataclass(frozen=True, eq=False)
 class ChaplyginSystem:
-    """A Chaplygin system: invariant L, invariant D, D a principal connection (THEORY §7).
+    """A Chaplygin system: invariant L, invariant D, D a principal connection (docs/chaplygin.rst).
 
     Parameters
     ----------
@@ -422,7 +422,7 @@ class ChaplyginSystem:
         return tuple(reduce_if_cheap(self.nonholonomic.restrict(p), 400) for p in self.momenta)
 
     def multipliers(self) -> tuple:
-        """``μ_a = Γ_nh(p_a)`` on C (THEORY §7; equals the multipliers of :meth:`NonholonomicSystem.field`)."""
+        """``μ_a = Γ_nh(p_a)`` on C (docs/chaplygin.rst; equals the multipliers of :meth:`NonholonomicSystem.field`)."""
         f = self.nonholonomic.field()
         return tuple(reduce_if_cheap(f(p), 400) for p in self.momenta)
 
@@ -450,7 +450,7 @@ class ChaplyginSystem:
         return set(self.frame.chart.coordinates) | set(self.nonholonomic.free_velocities)
 
     def consistency(self) -> ChaplyginVerdict:
-        """Weak = strong consistency with σ = −p: ``p_a R^a_αβ v^β = 0`` on C (THEORY §7, Prop. 6).
+        """Weak = strong consistency with σ = −p: ``p_a R^a_αβ v^β = 0`` on C (docs/chaplygin.rst, Prop. 6).
 
         Returns a verdict with the residuals; if they vanish only for special
         parameter values, ``holds`` is None and ``conditions`` lists the equations
@@ -501,7 +501,7 @@ class ChaplyginSystem:
     # --- the variational Lagrangian ---------------------------------------------------------------
     @cached_property
     def variational_lagrangian(self) -> Lagrangian:
-        """``L̂ = L − p_a v^a`` on TQ (Prop. 5 of seed 004), in the Chaplygin frame's Hamel chart."""
+        """``L̂ = L − p_a v^a`` on TQ (Prop. 5 of Crampin & Mestdag (2010)), in the Chaplygin frame's Hamel chart."""
         nh = self.nonholonomic
         v = nh.bundle.quasi_velocities
         expr = nh.lagrangian.expr - sp.Add(*[p * v[self.m + a] for a, p in enumerate(self.momenta)])
@@ -536,9 +536,9 @@ class ChaplyginSystem:
 
     # --- sections −p + c -----------------------------------------------------------------------------
     def momentum_sections(self, ansatz: Sequence, solve_for=None) -> MomentumSectionSearch:
-        """Search strongly consistent sections ``σ = −p + c`` with ``c_a = Σ_k κ_ak f_k`` (THEORY §7).
+        """Search strongly consistent sections ``σ = −p + c`` with ``c_a = Σ_k κ_ak f_k`` (docs/chaplygin.rst).
 
-        The conditions are (THEORY §6 with ``μ_b = Γ_nh(p_b)`` and ``R^a_bβ = 0``):
+        The conditions are (docs/consistency.rst with ``μ_b = Γ_nh(p_b)`` and ``R^a_bβ = 0``):
         ``Γ_nh(c_b) = 0`` (c constants of motion) and ``(c_a − p_a) R^a_αβ v^β = 0`` on
         C.  They are linear in the unknown constants ``κ``; their coefficients of the
         monomials in ``(q, v^α, sin, cos, …)`` (see :func:`vanishing_conditions`) give a

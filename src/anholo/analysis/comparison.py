@@ -1,5 +1,5 @@
 """The comparison of Chetaev's (Lagrange–d'Alembert) and the vakonomic dynamics for kinematic
-constraints (Cronström & Raita (2009); Deressa; docs/theory.rst).
+constraints (Cronström & Raita 2009; Deressa; docs/theory.rst).
 
 The vakonomic field itself is :class:`~anholo.dynamics.multiplication_rule.NonlinearVakonomicSystem`
 (the multiplication rule), re-exported here.
@@ -8,16 +8,16 @@ The vakonomic field itself is :class:`~anholo.dynamics.multiplication_rule.Nonli
 
 * at ``λ = 0`` the vakonomic accelerations *equal* the Chetaev ones (the two
   bordered systems coincide, with ``λ̇_vak = −λ_Chetaev``);
-* for one linear constraint ``a(q)·u = 0`` (seed 003), with ``M_AB = ∂_B a_A − ∂_A a_B``
+* for one linear constraint ``a(q)·u = 0`` (Cronström & Raita 2009), with ``M_AB = ∂_B a_A − ∂_A a_B``
   (so ``i_u da = M u``) and ``Π_W x = x − W⁻¹a (a·x)/(a·W⁻¹a)`` the W-orthogonal
   projection onto ``ker a``::
 
       q̈_vak − q̈_nh = −λ Π_W(W⁻¹ i_u da)
 
-  (seed 003 writes ``L − μφ``, so ``+μ Π_W(…)``).  It vanishes for every λ iff
+  (Cronström & Raita 2009 writes ``L − μφ``, so ``+μ Π_W(…)``).  It vanishes for every λ iff
   ``i_u da ∥ a``: for every constrained u iff ``a ∧ da = 0`` (Frobenius: holonomic,
   or holonomic after an integrating factor), else exactly at the *compatible*
-  velocities ``(Mu)_A a_B − (Mu)_B a_A = 0`` (THEORY §6);
+  velocities ``(Mu)_A a_B − (Mu)_B a_A = 0`` (docs/consistency.rst);
 * with ``λ(t₀) = 0`` the trajectories agree to second order and differ at
   order t³: ``q_vak − q_nh = (t³/6) (∂q̈_vak/∂λ_ν) λ̇_ν |_{λ=0} + O(t⁴)``.
 """
@@ -50,7 +50,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FrobeniusData:
-    """Integrability data of linear constraints ``a^ν(q)·u = 0`` (THEORY §6; seed 003 §3).
+    """Integrability data of linear constraints ``a^ν(q)·u = 0`` (docs/consistency.rst; Cronström & Raita (2009) §3).
 
     Attributes
     ----------
@@ -165,7 +165,7 @@ class MethodComparison:
     frobenius : FrobeniusData or None
         For linear homogeneous stationary constraints.
     projection_formula : dict or None
-        For one linear constraint: ``−λ Π_W(W⁻¹ i_u da)`` (seed 003), to compare with the difference.
+        For one linear constraint: ``−λ Π_W(W⁻¹ i_u da)`` (Cronström & Raita 2009), to compare with the difference.
     third_order_difference : dict
         ``{q^A: c_A}`` with ``q_vak(t) − q_Chetaev(t) = c (t − t₀)³ + O((t − t₀)⁴)`` for ``λ(t₀) = 0``.
     agree_at_zero_multiplier : bool
@@ -218,7 +218,7 @@ class MethodComparison:
         lines += ["", head, "-" * len(head)]
         lines += [f"  {q.name}: {_show(sys_.constraints.on_C(e))}" for q, e in self.acceleration_difference.items()]
         if self.projection_formula is not None:
-            lines.append("  (= -lambda1 * Pi_W(W^-1 i_u da), the formula of seed 003 for one linear constraint)")
+            lines.append("  (= -lambda1 * Pi_W(W^-1 i_u da), the formula of Cronström & Raita (2009) for one linear constraint)")
         if self.frobenius is not None:
             fr = self.frobenius
             head = "Frobenius data"
@@ -304,7 +304,7 @@ def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None
 
 
 def _seed003_projection(vak_sys: NonlinearVakonomicSystem, frob: FrobeniusData, lam) -> dict:
-    """``−λ Π_W(W⁻¹ M u)`` for one linear constraint (seed 003, in the convention ``L + λφ``)."""
+    """``−λ Π_W(W⁻¹ M u)`` for one linear constraint (Cronström & Raita 2009, in the convention ``L + λφ``)."""
     chart = vak_sys.chart
     q, u = chart.coordinates, chart.velocities
     n = len(q)
@@ -312,7 +312,10 @@ def _seed003_projection(vak_sys: NonlinearVakonomicSystem, frob: FrobeniusData, 
     W = sp.Matrix(n, n, lambda A, B: Ln.diff(u[A]).diff(u[B]))
     a = list(frob.forms[0])
     Mu = [sp.Add(*[frob.curvature[A, B] * u[B] for B in range(n)]) for A in range(n)]
-    x, Wa = _inverse_times(W, [Mu, a])
+    solved = _inverse_times(W, [Mu, a])
+    if solved is None:
+        return None  # W singular (L degenerate in the velocities): the closed form does not apply
+    x, Wa = solved
     aWa = sp.Add(*[a[A] * Wa[A] for A in range(n)])
     ax = sp.Add(*[a[A] * x[A] for A in range(n)])
     return {q[A]: reduce_if_cheap(-lam * (x[A] - Wa[A] * ax / aWa), 600) for A in range(n)}

@@ -1,4 +1,4 @@
-"""Consistency of the nonholonomic and vakonomic dynamics (THEORY §§5–6; seed 004, Thm. 1–2, Cor. 1–2).
+"""Consistency of the nonholonomic and vakonomic dynamics (docs/nonholonomic.rst, Vakonomic dynamics; docs/consistency.rst; Crampin & Mestdag (2010), Thm. 1–2, Cor. 1–2).
 
 Setting: a :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem` with linear
 constraints, its adapted frame (``X_α`` span D, ``X_a`` complete it), the
@@ -6,7 +6,7 @@ constraint submanifold ``C = {v^a = 0}`` with coordinates ``(q, v^α)``, the
 nonholonomic field Γ_nh with multipliers ``μ_a`` and the curvature ``R^a_αβ``.
 
 A *section* is a choice of vakonomic multipliers on C, ``λ_a = σ_a(q, v^α)``
-(:class:`Section`).  For a section σ (THEORY §6):
+(:class:`Section`).  For a section σ (docs/consistency.rst):
 
 * **weak consistency** (Thm. 2): ``W_α(σ) := σ_a R^a_αβ v^β = 0`` on C for all α;
   then Γ_σ = Γ_nh.  The zero section is always weakly consistent.
@@ -93,7 +93,7 @@ def _decide(residuals, nh, substitution=None):
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class ConsistencyVerdict:
-    """The answer to "is the section σ weakly / strongly consistent?" (THEORY §6).
+    """The answer to "is the section σ weakly / strongly consistent?" (docs/consistency.rst).
 
     Attributes
     ----------
@@ -200,7 +200,7 @@ def _labels(kind, nh):
 
 
 def weak_consistency(nh: NonholonomicSystem, section) -> ConsistencyVerdict:
-    """Weak consistency of a section (Thm. 2 of seed 004; THEORY §6).
+    """Weak consistency of a section (Thm. 2 of Crampin & Mestdag (2010); docs/consistency.rst).
 
     σ is weakly consistent iff ``σ_a R^a_αβ v^β = 0`` on C for every α; then the
     section field Γ_σ equals Γ_nh.  ``section`` is a :class:`Section` or a
@@ -208,7 +208,7 @@ def weak_consistency(nh: NonholonomicSystem, section) -> ConsistencyVerdict:
 
     Examples
     --------
-    The nonholonomic particle (THEORY §9): weakly consistent with σ = 0, not with σ = −p.
+    The nonholonomic particle (docs/gallery): weakly consistent with σ = 0, not with σ = −p.
 
     >>> from anholo.system import System
     >>> nh = System.load("nonholonomic_particle").nonholonomic()
@@ -226,7 +226,7 @@ def weak_consistency(nh: NonholonomicSystem, section) -> ConsistencyVerdict:
 
 
 def strong_consistency(nh: NonholonomicSystem, section) -> ConsistencyVerdict:
-    """Strong consistency of a section (Cor. 1 of seed 004; THEORY §6).
+    """Strong consistency of a section (Cor. 1 of Crampin & Mestdag (2010); docs/consistency.rst).
 
     σ is strongly consistent iff ``σ_a R^a_αβ v^β = 0`` (α < m) and
     ``Γ_nh(σ_b) + μ_b + σ_a R^a_bβ v^β = 0`` (b ≥ m) on C; then the vakonomic
@@ -252,7 +252,7 @@ def strong_consistency(nh: NonholonomicSystem, section) -> ConsistencyVerdict:
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class ConsistencyReport(ReportBlock):
-    """The consistency verdict of ``anholo analyze`` (THEORY §6).
+    """The consistency verdict of ``anholo analyze`` (docs/consistency.rst).
 
     Attributes
     ----------
@@ -330,7 +330,7 @@ class ConsistencyReport(ReportBlock):
 
 
 def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *, search: bool = True) -> ConsistencyReport:
-    """Weak and strong consistency for the best section known (THEORY §6).
+    """Weak and strong consistency for the best section known (docs/consistency.rst).
 
     Tried in this order: the extra sections (e.g. −p and −p + c from the
     Chaplygin analysis), the zero section, and, with ``search=True``, the

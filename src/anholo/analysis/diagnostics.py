@@ -1,11 +1,11 @@
-"""Diagnostics of kinematic constraints and the Chetaev rule (seed 000 §§3–4; THEORY §8).
+"""Diagnostics of kinematic constraints and the Chetaev rule (Talamucci 2025 §§3–4; docs/chetaev.rst).
 
 * :func:`homogeneity_degree` — the degree σ of positive homogeneity of φ in the
   velocities (Euler: ``Δφ = u^A ∂φ/∂u^A = σ φ``), or None.
 * :func:`alpha_bar_minus_alpha` — ``ᾱ_ν − α_ν`` with ``ᾱ_ν = (∂α_ν/∂u^r) u^r``
-  (seed 000, eq. (39)).  On C it needs no explicit α: with ``J = ∂φ/∂u``,
+  (Talamucci 2025, eq. (39)).  On C it needs no explicit α: with ``J = ∂φ/∂u``,
   ``ᾱ − α = −J_dep⁻¹ (J u) = −J_dep⁻¹ Δφ``.
-* :func:`proposition1` — the three statements of seed 000 Prop. 1: (1) all φ^ν
+* :func:`proposition1` — the three statements of Talamucci (2025) Prop. 1: (1) all φ^ν
   positively homogeneous in u; (2) all α_ν homogeneous of degree 1; (3) ᾱ = α.
   (2) ⇔ (3) is Euler's theorem.  (1) ⇒ (2) holds, but (2) ⇒ (1) only up to
   rewriting the constraint functions: what (2)/(3) characterise is that C is
@@ -13,15 +13,15 @@
   zero set of ``ż − yẋ`` without being homogeneous.  The result reports all three.
 * :func:`energy_balance` — the power of the constraint forces on the motion,
   ``Σ R_A u^A = λ_ν β_νA u^A`` (for Chetaev ``= λ_ν Δφ^ν``), its form
-  ``Σ_ν (α_ν − ᾱ_ν)(E_{m+ν}(L) − F_{m+ν})`` (seed 000, eq. (41)), and the energy
-  identity ``dE_L/dt = Σ R_A u^A + F_A u^A − ∂L/∂t`` (THEORY §8).  Energy is
+  ``Σ_ν (α_ν − ᾱ_ν)(E_{m+ν}(L) − F_{m+ν})`` (Talamucci 2025, eq. (41)), and the energy
+  identity ``dE_L/dt = Σ R_A u^A + F_A u^A − ∂L/∂t`` (docs/chetaev.rst).  Energy is
   conserved for stationary homogeneous constraints without forces.
 * :func:`homogeneity_under_transformation` — homogeneity degrees before and after
-  a change of coordinates ``q = q(q̄)`` (invariant, seed 000 Remark 6) or
+  a change of coordinates ``q = q(q̄)`` (invariant, Talamucci (2025) Remark 6) or
   ``q = q(q̄, t)`` (not invariant in general: ``u`` gains the term ``∂q/∂t``).
 * :func:`position_reduction_test` — the integrability test for a claimed
   position-level reduction ``q_dep = q_dep(q_ind)`` with ``∂q_dep/∂q_ind = γ``
-  (the critique of Flannery in seed 000 §3.1): γ must not depend on velocities
+  (the critique of Flannery in Talamucci (2025) §3.1): γ must not depend on velocities
   and its mixed total derivatives ``D_r γ_νs = D_s γ_νr`` must agree
   (``D_r = ∂/∂q^r + γ_μr ∂/∂q^{m+μ}``).  For ``ż = yẋ``, γ = (y, 0) is not a Jacobian.
 """
@@ -103,11 +103,11 @@ def vanishes_on_C(expr, constraints: KinematicConstraints, tol: float = 1e-8) ->
 
 
 def alpha_bar_minus_alpha(constraints: KinematicConstraints, dependent: Sequence | None = None) -> tuple:
-    """``ᾱ_ν − α_ν`` on C in ``(q, u, t)``: ``−J_dep⁻¹ Δφ`` (implicit differentiation; seed 000 eq. (39)).
+    """``ᾱ_ν − α_ν`` on C in ``(q, u, t)``: ``−J_dep⁻¹ Δφ`` (implicit differentiation; Talamucci (2025) eq. (39)).
 
     Examples
     --------
-    The counterexample ``φ = ż − ẋ² − ẏ`` (THEORY §8): ``ᾱ − α = ẋ²``.
+    The counterexample ``φ = ż − ẋ² − ẏ`` (docs/chetaev.rst): ``ᾱ − α = ẋ²``.
 
     >>> from anholo import Chart
     >>> alpha_bar_minus_alpha(KinematicConstraints(Chart("x y z"), ["z_dot - x_dot^2 - y_dot"]))
@@ -124,7 +124,7 @@ def alpha_bar_minus_alpha(constraints: KinematicConstraints, dependent: Sequence
 
 @dataclass(frozen=True)
 class Proposition1:
-    """The three statements of seed 000 Prop. 1 for one set of constraints.
+    """The three statements of Talamucci (2025) Prop. 1 for one set of constraints.
 
     Attributes
     ----------
@@ -162,11 +162,11 @@ class Proposition1:
         if not s1 and s3:
             return head + (" The constraint set C is a cone although the functions φ as written are not "
                            "homogeneous: Prop. 1's (3) ⇒ (1) holds only after rewriting φ (same zero set).")
-        return head + " The constraints are not homogeneous: the constraint forces do work (seed 000, eq. (41))."
+        return head + " The constraints are not homogeneous: the constraint forces do work (Talamucci 2025, eq. (41))."
 
 
 def proposition1(constraints: KinematicConstraints, dependent: Sequence | None = None) -> Proposition1:
-    """Check the statements of seed 000 Prop. 1 (see :class:`Proposition1`)."""
+    """Check the statements of Talamucci (2025) Prop. 1 (see :class:`Proposition1`)."""
     u = constraints.chart.velocities
     dep = constraints.dependent if dependent is None else constraints.check_dependent(dependent)
     degrees = tuple(homogeneity_degree(phi, u) for phi in constraints.expressions)
@@ -184,7 +184,7 @@ def proposition1(constraints: KinematicConstraints, dependent: Sequence | None =
 
 @dataclass(frozen=True)
 class EnergyBalance:
-    """The energy identity of THEORY §8 along a Chetaev field (all in ``(q, q_dot, t)``, valid on C).
+    """The energy identity of docs/chetaev.rst along a Chetaev field (all in ``(q, q_dot, t)``, valid on C).
 
     Attributes
     ----------
@@ -195,7 +195,7 @@ class EnergyBalance:
     constraint_power : expression
         ``Σ_A R_A u^A = λ_ν β_νA u^A``.
     remark4_power : expression
-        ``Σ_ν (α_ν − ᾱ_ν)(E_{m+ν}(L) − F_{m+ν})`` (seed 000, eq. (41); Chetaev displacements).
+        ``Σ_ν (α_ν − ᾱ_ν)(E_{m+ν}(L) − F_{m+ν})`` (Talamucci 2025, eq. (41); Chetaev displacements).
     force_power : expression
         ``F_A u^A``.
     explicit_time : expression
@@ -217,7 +217,7 @@ class EnergyBalance:
 
 
 def energy_balance(field: ChetaevField, dependent: Sequence | None = None) -> EnergyBalance:
-    """The power of the constraint forces and the energy identity along ``field`` (THEORY §8).
+    """The power of the constraint forces and the energy identity along ``field`` (docs/chetaev.rst).
 
     Examples
     --------
@@ -267,7 +267,7 @@ def energy_balance(field: ChetaevField, dependent: Sequence | None = None) -> En
 def homogeneity_under_transformation(constraints: KinematicConstraints, new_chart, old_in_new: Mapping) -> tuple:
     """``(degrees before, degrees after)`` the coordinate change ``q = q(q̄)`` or ``q = q(q̄, t)``.
 
-    For a point transformation (no t) the degrees agree (seed 000 Remark 6): ``u = (∂q/∂q̄) ū``
+    For a point transformation (no t) the degrees agree (Talamucci 2025 Remark 6): ``u = (∂q/∂q̄) ū``
     is linear in ``ū``.  A time-dependent change adds ``∂q/∂t`` to u and destroys homogeneity
     in general (linear constraints become affine).
     """
@@ -300,7 +300,7 @@ class PositionReductionTest:
 
 
 def position_reduction_test(constraints: KinematicConstraints, dependent: Sequence | None = None) -> PositionReductionTest:
-    """Can ``δq_dep = (∂q_dep/∂q_ind) δq_ind`` with ``∂q_dep/∂q_ind = ∂α/∂u_ind`` hold (seed 000 §3.1)?
+    """Can ``δq_dep = (∂q_dep/∂q_ind) δq_ind`` with ``∂q_dep/∂q_ind = ∂α/∂u_ind`` hold (Talamucci 2025 §3.1)?
 
     Flannery's argument needs functions ``q_dep(q_ind, t)`` whose Jacobian is
     ``γ = ∂α/∂u_ind``.  That requires γ to be free of velocities and

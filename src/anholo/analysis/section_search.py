@@ -1,4 +1,4 @@
-"""Search of strongly consistent sections in a linear ansatz (Crampin & Mestdag (2010), Cor. 1).
+"""Search of strongly consistent sections in a linear ansatz (Crampin & Mestdag 2010, Cor. 1).
 
 ``σ = σ0 + Σ_k c_k f_k`` with unknown constants ``c_k``: the strong residuals
 ``W_α(σ)``, ``S_b(σ)`` are affine in the ``c_k``; their coefficients of the
@@ -36,7 +36,7 @@ __all__ = ["Ansatz", "polynomial_ansatz", "SectionFamily", "SectionSearch", "sea
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Ansatz:
-    """A linear family of sections ``σ_a = σ0_a + Σ_k c_{a,k} f_{a,k}(q, v^α)`` (THEORY §6).
+    """A linear family of sections ``σ_a = σ0_a + Σ_k c_{a,k} f_{a,k}(q, v^α)`` (docs/consistency.rst).
 
     Parameters
     ----------
@@ -246,7 +246,7 @@ def _special_values(elim: Elimination, nh, params, solve_for) -> list:
 
 
 def search_sections(nh: NonholonomicSystem, ansatz: Ansatz, *, solve_for: Sequence = None) -> SectionSearch:
-    """Strongly consistent sections in a linear ansatz (THEORY §6; Cor. 1 of seed 004).
+    """Strongly consistent sections in a linear ansatz (docs/consistency.rst; Cor. 1 of Crampin & Mestdag (2010)).
 
     The residuals ``W_α(σ)`` and ``S_b(σ)`` of :func:`strong_consistency` are
     affine in the unknown constants ``c_k`` of ``σ = σ0 + Σ c_k f_k``.  Each is

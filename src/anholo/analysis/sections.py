@@ -1,6 +1,6 @@
 """Sections: vakonomic multipliers on C as functions of (q, v^α), and the residuals that test them.
 
-Setting (Crampin & Mestdag (2010), §§4–5; docs/consistency.rst): a
+Setting (Crampin & Mestdag 2010, §§4–5; docs/consistency.rst): a
 :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem` with linear
 constraints, its adapted frame (``X_α`` span D, ``X_a`` complete it), the
 constraint submanifold ``C = {v^a = 0}`` with coordinates ``(q, v^α)``, the
@@ -48,7 +48,7 @@ def check_linear(nh) -> NonholonomicSystem:
 
 @dataclass(frozen=True, eq=False)
 class Section:
-    """Multipliers on C as functions of ``(q, v^α)``: ``λ_a = σ_a(q, v^α)`` (THEORY §5).
+    """Multipliers on C as functions of ``(q, v^α)``: ``λ_a = σ_a(q, v^α)`` (docs/nonholonomic.rst, Vakonomic dynamics).
 
     Parameters
     ----------
@@ -113,7 +113,7 @@ class Section:
         The multiplication rule ``L + Σ λ'_ν φ^ν`` and the frame form ``L + λ_a v^a``
         agree when ``λ_a = λ'_ν M^ν_a`` (``M^ν_a = ω^ν(X_a)``, the
         :attr:`~anholo.dynamics.nonholonomic.NonholonomicSystem.form_matrix`), so
-        ``λ' = σ M⁻¹`` (THEORY §5).  Evaluated at an initial state on C these are the
+        ``λ' = σ M⁻¹`` (docs/nonholonomic.rst, Vakonomic dynamics).  Evaluated at an initial state on C these are the
         initial multipliers of the vakonomic motion that starts on the image of σ
         (``anholo simulate --field vakonomic --lambda0 …``).
         """
@@ -152,13 +152,13 @@ class Section:
 
 
 def zero_section(nh: NonholonomicSystem) -> Section:
-    """The zero section ``σ = 0``: weakly consistent always (Thm. 2); strongly iff ``μ ≡ 0`` (THEORY §6)."""
+    """The zero section ``σ = 0``: weakly consistent always (Thm. 2); strongly iff ``μ ≡ 0`` (docs/consistency.rst)."""
     check_linear(nh)
     return Section(nh, (sp.S.Zero,) * (nh.n - nh.m), "0")
 
 
 # ---------------------------------------------------------------------------------------------
-# Residuals (THEORY §6)
+# Residuals (docs/consistency.rst)
 # ---------------------------------------------------------------------------------------------
 def _rv_constrained(nh, a: int, i: int) -> sp.Expr:
     """``R^a_iβ v^β`` on C (β < m), frame indices 0-based."""
@@ -167,7 +167,7 @@ def _rv_constrained(nh, a: int, i: int) -> sp.Expr:
 
 
 def weak_residuals(nh: NonholonomicSystem, values: Sequence) -> tuple:
-    """``W_α(σ) = σ_a R^a_αβ v^β`` on C, α = 0..m−1 (Thm. 2 of seed 004; THEORY §6)."""
+    """``W_α(σ) = σ_a R^a_αβ v^β`` on C, α = 0..m−1 (Thm. 2 of Crampin & Mestdag (2010); docs/consistency.rst)."""
     m, n = nh.m, nh.n
     out = []
     for al in range(m):
@@ -183,7 +183,7 @@ def weak_residuals(nh: NonholonomicSystem, values: Sequence) -> tuple:
 
 
 def strong_residuals(nh: NonholonomicSystem, values: Sequence) -> tuple:
-    """``S_b(σ) = Γ_nh(σ_b) + μ_b + σ_a R^a_bβ v^β`` on C, b = m..n−1 (Cor. 1 of seed 004; THEORY §6)."""
+    """``S_b(σ) = Γ_nh(σ_b) + μ_b + σ_a R^a_bβ v^β`` on C, b = m..n−1 (Cor. 1 of Crampin & Mestdag (2010); docs/consistency.rst)."""
     m, n = nh.m, nh.n
     field = nh.field()
     out = []

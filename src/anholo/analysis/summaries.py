@@ -20,6 +20,7 @@ from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, 
 from ..algebra.printing import latex, tex_text
 from ..dynamics.chetaev import ChetaevSystem
 from ..dynamics.nonholonomic import NonholonomicSystem
+from ..dynamics.summaries import sides
 from .chaplygin import ChaplyginSystem
 from .diagnostics import alpha_bar_minus_alpha, energy_balance, homogeneity_degree
 from .sections import Section
@@ -31,7 +32,7 @@ __all__ = ["ChetaevSummary", "ChaplyginSummary"]
 class ChetaevSummary(ReportBlock):
     """Chetaev equations for nonlinear (or time-dependent) constraints: ``E_A(L) = Σ λ_ν ∂φ_ν/∂q̇^A``,
     ``φ = 0``; natural accelerations and multipliers on C; the homogeneity degrees of the
-    constraints, ``ᾱ − α`` and whether the energy is conserved (Talamucci (2025))."""
+    constraints, ``ᾱ − α`` and whether the energy is conserved (Talamucci 2025)."""
 
     written: tuple
     rank: int
@@ -80,7 +81,7 @@ class ChetaevSummary(ReportBlock):
         lines.append(f"Rank on C: {self.rank}; dependent velocities: {', '.join(u.name for u in self.dependent)}")
         lines.append("alpha_bar - alpha: " + ", ".join(p.text(e) for e in self.alpha_bar_minus_alpha))
         lines.append("Equations E_A(L) = sum_nu lambda_nu dphi_nu/dq_dot_A, phi = 0:")
-        lines += [f"  {p.text(e.lhs)} = {p.text(e.rhs)}" for e in self.equations]
+        lines += [f"  {p.text(sides(e)[0])} = {p.text(sides(e)[1])}" for e in self.equations]
         lines.append("Natural accelerations on C:")
         lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         lines.append("Multipliers of the constraints as written:")
@@ -90,7 +91,7 @@ class ChetaevSummary(ReportBlock):
 
     def latex_lines(self, p: Presenter) -> list:
         out = [r"\paragraph{Constraints}"] + align(f"0 &= {p.latex(c)}" for c in self.written)
-        out += [r"\paragraph{Chetaev equations}"] + align(f"{p.latex(e.lhs)} &= {p.latex(e.rhs)}" for e in self.equations)
+        out += [r"\paragraph{Chetaev equations}"] + align(f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.equations)
         out += [r"\paragraph{On $C$}"] + align(
             [rf"\ddot{{{latex(q)}}} &= {p.latex(e)}" for q, e in self.q_ddot.items()]
             + [rf"\lambda_{{{a + 1}}} &= {p.latex(e)}" for a, e in enumerate(self.multipliers)]
@@ -122,7 +123,7 @@ class ChaplyginSummary(ReportBlock):
     """The Chaplygin analysis of a system with a declared symmetry: the Chaplygin frame and its
     curvature, the momenta p_a and the multipliers μ_a = Γ_nh(p_a), the verdict for the section
     σ = −p, the variational Lagrangian L̂ = L − p_a v^a with Props. 5–6, and, when −p fails, a
-    search of sections −p + c (Crampin & Mestdag (2010), §6).  ``sections`` are −p and the −p + c
+    search of sections −p + c (Crampin & Mestdag 2010, §6).  ``sections`` are −p and the −p + c
     found, as sections of the nonholonomic system of the report, for the consistency block."""
 
     system: ChaplyginSystem

@@ -1,4 +1,4 @@
-"""Consistency along one motion: one linear constraint ``a·u = 0`` on R^N (THEORY §6, seed 003 as corrected in §10).
+"""Consistency along one motion: one linear constraint ``a·u = 0`` on R^N (docs/consistency.rst, Cronström & Raita (2009) as corrected in §10).
 
 For a Lagrangian L and one constraint ``φ = a_A(q) u^A = 0``, write
 ``E_A(L) = d/dt ∂L/∂u^A − ∂L/∂q^A`` and
@@ -15,7 +15,7 @@ A nonholonomic motion is vakonomic iff a multiplier curve μ(t) exists with
 
 * if ``w = 0`` along the motion (every velocity of it *compatible*), every
   solution of the linear equation ``μ̇ = −λ − κ μ`` works: the initial value
-  ``μ(t0)`` is a free datum (seed 003 omits it; THEORY §10);
+  ``μ(t0)`` is a free datum (Cronström & Raita 2009 omits it; docs/theory.rst (corrections to the literature));
 * otherwise μ must vanish wherever ``w ≠ 0``, hence (for analytic motions)
   everywhere, and the motion is vakonomic iff ``λ ≡ 0`` (then ``μ ≡ 0``).
 
@@ -89,7 +89,7 @@ class TrajectoryVerdict:
 
 @dataclass(frozen=True, eq=False)
 class PfaffianConstraint:
-    """One linear constraint ``a_A(q) u^A = 0`` on a chart (seed 003; THEORY §6).
+    """One linear constraint ``a_A(q) u^A = 0`` on a chart (Cronström & Raita 2009; docs/consistency.rst).
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """The variational Lagrangian of a section and the check of Theorem 1 / Corollary 2.
 
 For a section σ (:mod:`anholo.analysis.sections`), ``L_σ = L + σ_a v^a``
-(Crampin & Mestdag (2010), Thm. 1; docs/consistency.rst): when σ is strongly
+(Crampin & Mestdag 2010, Thm. 1; docs/consistency.rst): when σ is strongly
 consistent, Γ_nh is the restriction to C of the Euler–Lagrange field of L_σ
 (Cor. 2).  :func:`variational_check` computes that field on C independently and
 compares it with Γ_nh (or with the section's own field).
@@ -28,7 +28,7 @@ __all__ = ["variational_lagrangian", "VariationalCheck", "variational_check"]
 # Theorem 1 / Cor. 2: the variational Lagrangian
 # ---------------------------------------------------------------------------------------------
 def variational_lagrangian(nh: NonholonomicSystem, section) -> Lagrangian:
-    """``L_σ = L + σ_a v^a`` on TQ (Theorem 1 of seed 004; THEORY §5).
+    """``L_σ = L + σ_a v^a`` on TQ (Theorem 1 of Crampin & Mestdag (2010); docs/nonholonomic.rst, Vakonomic dynamics).
 
     σ is extended off C independently of the constrained quasi-velocities ``v^a``
     (in the Hamel chart of the adapted frame σ is already such a function).  The
@@ -44,7 +44,7 @@ def variational_lagrangian(nh: NonholonomicSystem, section) -> Lagrangian:
 
 
 def _euler_lagrange_on_C(nh, L: Lagrangian) -> tuple:
-    """The Euler–Lagrange field of L (Prop. 1, THEORY §3) restricted to C: ``Γ^i(q, v^α, 0)``.
+    """The Euler–Lagrange field of L (Prop. 1, docs/theory.rst, Lagrangian dynamics in a frame) restricted to C: ``Γ^i(q, v^α, 0)``.
 
     ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``; g and the right-hand
     side are restricted to C before solving (the equations hold pointwise).
@@ -124,7 +124,7 @@ class VariationalCheck:
 
 
 def variational_check(nh: NonholonomicSystem, section, target: str = "nonholonomic") -> VariationalCheck:
-    """Compare the Euler–Lagrange field of ``L_σ`` on C with Γ_σ or Γ_nh (THEORY §§5–6).
+    """Compare the Euler–Lagrange field of ``L_σ`` on C with Γ_σ or Γ_nh (docs/nonholonomic.rst, Vakonomic dynamics; docs/consistency.rst).
 
     Theorem 1: if ``T(σ) = 0`` (Prop. 4) then Γ_σ is the restriction to C of the
     Euler–Lagrange field of ``L_σ = L + σ_a v^a`` (``target="section"``).

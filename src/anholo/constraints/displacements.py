@@ -1,8 +1,8 @@
-"""Classes of virtual displacements for kinematic constraints (seed 000 §2.3, eq. (20); THEORY §8).
+"""Classes of virtual displacements for kinematic constraints (Talamucci 2025 §2.3, eq. (20); docs/chetaev.rst).
 
 A class of virtual displacements is a k × n matrix ``β_νA`` of full rank k:
 ``δq`` is virtual iff ``β_νA δq^A = 0``.  With ideal constraints the
-d'Alembert–Lagrange principle then gives (seed 000, eq. (19) with (20))
+d'Alembert–Lagrange principle then gives (Talamucci 2025, eq. (19) with (20))
 
     E_A(L) = F_A + λ_ν β_νA,        φ^ν(q, u, t) = 0,
 
@@ -14,7 +14,7 @@ The classes:
 
 * :class:`ChetaevDisplacements` — ``β = ∂φ/∂u`` (the Chetaev rule, eq. (14));
 * :class:`LinearDisplacements` — for constraints affine in the velocities,
-  ``β = ω`` with ``φ = ω(q) u + c(q)``: δq in the distribution D (THEORY §4);
+  ``β = ω`` with ``φ = ω(q) u + c(q)``: δq in the distribution D (docs/nonholonomic.rst);
 * :class:`HolonomicDisplacements` — position constraints ``f(q, t) = 0``,
   ``β = ∂f/∂q`` (eq. (12));
 * :class:`MatrixDisplacements` — any user-given matrix β (eq. (20)).
@@ -71,7 +71,7 @@ class VirtualDisplacements:
         return beta
 
     def gamma(self, constraints: KinematicConstraints, dependent: Sequence | None = None) -> sp.Matrix:
-        """``γ = −β_dep⁻¹ β_ind`` (k × m): ``δq_dep = γ δq_ind`` (seed 000, eq. (21)).
+        """``γ = −β_dep⁻¹ β_ind`` (k × m): ``δq_dep = γ δq_ind`` (Talamucci 2025, eq. (21)).
 
         For Chetaev displacements this is ``∂α/∂u_ind`` by implicit differentiation
         of ``φ(q, u_ind, α) = 0`` (eq. (23)).
@@ -97,7 +97,7 @@ class VirtualDisplacements:
 
 @dataclass(frozen=True, repr=False)
 class ChetaevDisplacements(VirtualDisplacements):
-    """The Chetaev rule ``(∂φ^ν/∂u^A) δq^A = 0`` (seed 000, eq. (14))."""
+    """The Chetaev rule ``(∂φ^ν/∂u^A) δq^A = 0`` (Talamucci 2025, eq. (14))."""
 
     name = "Chetaev displacements"
 
@@ -107,7 +107,7 @@ class ChetaevDisplacements(VirtualDisplacements):
 
 @dataclass(frozen=True, repr=False)
 class LinearDisplacements(VirtualDisplacements):
-    """``ω_νA δq^A = 0`` for constraints ``φ^ν = ω_νA(q, t) u^A + c^ν(q, t)`` (δq ∈ D; THEORY §4).
+    """``ω_νA δq^A = 0`` for constraints ``φ^ν = ω_νA(q, t) u^A + c^ν(q, t)`` (δq ∈ D; docs/nonholonomic.rst).
 
     Raises
     ------
@@ -128,7 +128,7 @@ class LinearDisplacements(VirtualDisplacements):
 
 @dataclass(frozen=True, repr=False)
 class HolonomicDisplacements(VirtualDisplacements):
-    """``(∂f^ν/∂q^A) δq^A = 0`` for position constraints ``f^ν(q, t) = 0`` (seed 000, eq. (12)).
+    """``(∂f^ν/∂q^A) δq^A = 0`` for position constraints ``f^ν(q, t) = 0`` (Talamucci 2025, eq. (12)).
 
     Parameters
     ----------
@@ -155,7 +155,7 @@ class HolonomicDisplacements(VirtualDisplacements):
 
 @dataclass(frozen=True, repr=False)
 class MatrixDisplacements(VirtualDisplacements):
-    """Virtual displacements ``β_νA δq^A = 0`` for a user-given matrix β (seed 000, eq. (20)).
+    """Virtual displacements ``β_νA δq^A = 0`` for a user-given matrix β (Talamucci 2025, eq. (20)).
 
     Parameters
     ----------

@@ -1,10 +1,10 @@
-"""General kinematic constraints ``φ^ν(q, u, t) = 0`` (THEORY §8; seed 000 §2.2).
+"""General kinematic constraints ``φ^ν(q, u, t) = 0`` (docs/chetaev.rst; Talamucci (2025) §2.2).
 
 k constraints on the natural velocities ``u = q̇``, linear or not, possibly
 depending on time.  They are *independent* if the Jacobian ``∂φ/∂u`` (k × n)
-has rank k **on** the constraint set ``C = {φ = 0}`` (seed 000, condition (9)).
+has rank k **on** the constraint set ``C = {φ = 0}`` (Talamucci 2025, condition (9)).
 The rank is taken at points of C, not at generic points of TQ: the three
-components of ``u₁ × u₂ = 0`` (parallel velocities, seed 000 Example 2 (i)) have
+components of ``u₁ × u₂ = 0`` (parallel velocities, Talamucci (2025) Example 2 (i)) have
 a Jacobian of rank 3 off C but of rank 2 on C, so only two of them are
 independent.  Points of C are found numerically (Gauss–Newton on the
 velocities at random configurations), so every rank is a generic rank on C
@@ -13,10 +13,10 @@ with probability one.
 * :class:`KinematicConstraints` — the constraint functions, the rank check, the
   reduction of a rank-deficient list to an independent subset (with a message),
   and the choice of dependent velocities ``u^{m+ν}`` with the check
-  ``det(∂φ/∂u_dep) ≠ 0`` on C (seed 000, condition (25)).
+  ``det(∂φ/∂u_dep) ≠ 0`` on C (Talamucci 2025, condition (25)).
 * :class:`CartesianPullback` — constraints stated on particles' Cartesian
   positions and velocities ``ψ(r, ṙ, t) = 0``, pulled back through
-  ``r_s = r_s(q, t)``, ``ṙ_s = (∂r_s/∂q) u + ∂r_s/∂t`` (seed 000, eqs. (5), (8)–(10)).
+  ``r_s = r_s(q, t)``, ``ṙ_s = (∂r_s/∂q) u + ∂r_s/∂t`` (Talamucci 2025, eqs. (5), (8)–(10)).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _velocity_indices(chart: Chart, chosen) -> tuple:
 
 @dataclass(frozen=True, eq=False)
 class KinematicConstraints:
-    """Constraints ``φ^ν(q, u, t) = 0``, ν = 1..k, in the natural velocities (THEORY §8).
+    """Constraints ``φ^ν(q, u, t) = 0``, ν = 1..k, in the natural velocities (docs/chetaev.rst).
 
     Parameters
     ----------
@@ -156,7 +156,7 @@ class KinematicConstraints:
 
         Examples
         --------
-        Parallel velocities of two particles, ``u₁ × u₂ = 0`` (seed 000 Example 2 (i)):
+        Parallel velocities of two particles, ``u₁ × u₂ = 0`` (Talamucci 2025 Example 2 (i)):
 
         >>> chart = Chart("x1 y1 z1 x2 y2 z2")
         >>> K = KinematicConstraints.independent(chart, [
@@ -184,7 +184,7 @@ class KinematicConstraints:
     @classmethod
     def from_positions(cls, chart: Chart | Sequence, functions: Sequence, time=None) -> "KinematicConstraints":
         """The time derivatives ``ḟ^ν = (∂f^ν/∂q) u + ∂f^ν/∂t`` of position constraints ``f^ν(q, t) = 0``
-        (seed 000, eq. (13)): holonomic constraints in kinematic form."""
+        (Talamucci 2025, eq. (13)): holonomic constraints in kinematic form."""
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         fs = [read_expression(chart, f, f"functions[{a}]", time) for a, f in enumerate(functions)]
         for a, f in enumerate(fs):
@@ -205,7 +205,7 @@ class KinematicConstraints:
 
     @cached_property
     def jacobian(self) -> sp.ImmutableMatrix:
-        """``∂φ^ν/∂u^A`` (k × n): the Chetaev displacement matrix (THEORY §8)."""
+        """``∂φ^ν/∂u^A`` (k × n): the Chetaev displacement matrix (docs/chetaev.rst)."""
         u = self.chart.velocities
         return sp.ImmutableMatrix(self.count, len(u), lambda a, A: self.expressions[a].diff(u[A]))
 
@@ -305,7 +305,7 @@ class KinematicConstraints:
     @cached_property
     def dependent(self) -> tuple:
         """Indices of default dependent velocities: chosen greedily from the last velocity backwards
-        (seed 000 numbers them ``u^{m+1}..u^n``) so that ``∂φ/∂u_dep`` is invertible on C."""
+        (Talamucci 2025 numbers them ``u^{m+1}..u^n``) so that ``∂φ/∂u_dep`` is invertible on C."""
         Jn = self.jacobian_at(self.points_on_C()[0])
         chosen: list = []
         for A in reversed(range(self.chart.dim)):
@@ -321,7 +321,7 @@ class KinematicConstraints:
         Raises
         ------
         UnsolvableConstraintsError
-            If ``det ∂φ/∂u_dep`` vanishes at the points of C (seed 000, condition (25)).
+            If ``det ∂φ/∂u_dep`` vanishes at the points of C (Talamucci 2025, condition (25)).
         DimensionError
             If the number of dependent velocities is not k.
         """
@@ -384,7 +384,7 @@ class KinematicConstraints:
         ``old_in_new`` maps each old coordinate to its expression in the new ones; the
         velocities transform by ``u = (∂q/∂q̄) ū + ∂q/∂t``.  (Used to test that
         homogeneity in the velocities is invariant under point transformations,
-        seed 000 Remark 6, and is destroyed by time-dependent ones.)
+        Talamucci (2025) Remark 6, and is destroyed by time-dependent ones.)
         """
         old_q = self.chart.coordinates
         missing = [q for q in old_q if q not in old_in_new]
@@ -485,7 +485,7 @@ class CartesianPullback:
         return sp.sympify(expr).xreplace(sub)
 
     def constraints(self, expressions: Sequence, independent: bool = False) -> KinematicConstraints:
-        """``φ(q, u, t) = ψ(r(q, t), ṙ(q, u, t), t)`` for Cartesian constraints ``ψ = 0`` (seed 000, eq. (10)).
+        """``φ(q, u, t) = ψ(r(q, t), ṙ(q, u, t), t)`` for Cartesian constraints ``ψ = 0`` (Talamucci 2025, eq. (10)).
 
         With ``independent=True`` a rank-deficient list is reduced (see
         :meth:`KinematicConstraints.independent`) instead of rejected.

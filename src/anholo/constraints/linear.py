@@ -1,4 +1,4 @@
-"""Linear and affine constraints on the velocities, the distribution D and C (THEORY §4).
+"""Linear and affine constraints on the velocities, the distribution D and C (docs/nonholonomic.rst).
 
 k constraints ``φ_a(q, u) = ω^a_A(q) u^A + c^a(q) = 0`` (a = 1..k), with the
 one-forms ``ω^a`` pointwise independent.  Their linear parts annihilate the

@@ -1,4 +1,4 @@
-"""Chetaev dynamics for kinematic constraints ``φ^ν(q, u, t) = 0``, frame-wise (THEORY §8; seeds 000–002).
+"""Chetaev dynamics for kinematic constraints ``φ^ν(q, u, t) = 0``, frame-wise (docs/chetaev.rst; Talamucci (2025)–002).
 
 With virtual displacements ``β_νA δq^A = 0`` (Chetaev: ``β = ∂φ/∂u``, see
 :mod:`anholo.constraints.displacements`) and non-potential generalized forces
@@ -8,7 +8,7 @@ With virtual displacements ``β_νA δq^A = 0`` (Chetaev: ``β = ∂φ/∂u``, s
 
 **Frame-wise.**  In the Hamel chart ``(q, v)`` of any frame ``X_i`` (``u = X_i v^i``),
 contracting with ``X_i^A`` turns ``E_A(L)`` into ``Γ(X_i^V L) − X_i^C(L)``
-(Prop. 1 of seed 004, THEORY §3), and the Chetaev field is the second-order
+(Prop. 1 of Crampin & Mestdag (2010), docs/theory.rst, Lagrangian dynamics in a frame), and the Chetaev field is the second-order
 field Γ with
 
     Γ(X_i^V L) − X_i^C(L) = F_i + λ_ν B_νi,     Γ(φ^ν) = 0,
@@ -22,14 +22,14 @@ Written out, with ``g_ij = ∂²L/∂v^i∂v^j`` and ``Φ_νi = ∂φ^ν/∂v^i`
 solved by the Schur complement ``(Φ g⁻¹ Bᵀ) λ = …`` when g is regular, else as one
 bordered system.  The second group makes every level set of φ invariant, so C
 is invariant.  For linear constraints this is Γ_nh of
-:class:`~anholo.dynamics.nonholonomic.NonholonomicSystem` (THEORY §4).
+:class:`~anholo.dynamics.nonholonomic.NonholonomicSystem` (docs/nonholonomic.rst).
 
 **Maggi form (coordinates).**  Solving ``φ = 0`` for dependent velocities
 ``u^{m+ν} = α_ν(q, u^1..u^m, t)`` (explicitly when sympy can, else implicitly:
 ``∂α/∂u_ind = −(∂φ/∂u_dep)⁻¹ ∂φ/∂u_ind`` on C), with ``γ = −β_dep⁻¹ β_ind``
 (``= ∂α/∂u_ind`` for Chetaev):
 
-    E_r(L) + γ_νr E_{m+ν}(L) = F_r + γ_νr F_{m+ν},   r = 1..m          (seed 000, eq. (27))
+    E_r(L) + γ_νr E_{m+ν}(L) = F_r + γ_νr F_{m+ν},   r = 1..m          (Talamucci 2025, eq. (27))
 
 — multiplier-free; with the differentiated constraints it fixes ``q̈``
 (:class:`MaggiEquations`).
@@ -130,7 +130,7 @@ class ODESystem:
 
 @dataclass(frozen=True, eq=False)
 class ChetaevSystem:
-    """A Lagrangian with kinematic constraints, virtual displacements and forces (THEORY §8).
+    """A Lagrangian with kinematic constraints, virtual displacements and forces (docs/chetaev.rst).
 
     Parameters
     ----------
@@ -145,7 +145,7 @@ class ChetaevSystem:
 
     Examples
     --------
-    The counterexample of THEORY §8: a unit particle under gravity with
+    The counterexample of docs/chetaev.rst: a unit particle under gravity with
     ``φ = ż − ẋ² − ẏ``:
 
     >>> import sympy as sp
@@ -304,7 +304,7 @@ class ChetaevSystem:
     @cached_property
     def _field(self) -> "ChetaevField":
         # Γ = Γ_p + N_Φ w with Φ Γ_p = s (tangency), and N_Bᵀ (g Γ − r) = 0 (d'Alembert along the
-        # virtual displacements, which span ker B): an m × m system, like g_αβ of Γ_nh (THEORY §4).
+        # virtual displacements, which span ker B): an m × m system, like g_αβ of Γ_nh (docs/nonholonomic.rst).
         b, F = self.bundle, self.lagrangian.frame
         n, k, v = b.dim, self.k, b.quasi_velocities
         data = self._frame_data
@@ -370,12 +370,12 @@ class ChetaevSystem:
         lam = multiplier_symbols(self.k) if multipliers is None else tuple(multipliers)
         E = self.euler_lagrange_expressions()
         beta = self.beta
-        eqs = [sp.Eq(E[A], self.forces[A] + sp.Add(*[lam[a] * beta[a, A] for a in range(self.k)]))
+        eqs = [sp.Eq(E[A], self.forces[A] + sp.Add(*[lam[a] * beta[a, A] for a in range(self.k)]), evaluate=False)
                for A in range(self.chart.dim)]
-        return eqs + [sp.Eq(phi, 0) for phi in self.constraints.expressions]
+        return eqs + [sp.Eq(phi, 0, evaluate=False) for phi in self.constraints.expressions]
 
     def maggi(self, dependent: Sequence | None = None) -> "MaggiEquations":
-        """The multiplier-free (Maggi) equations for the given dependent velocities (seed 000, eq. (22)/(27)).
+        """The multiplier-free (Maggi) equations for the given dependent velocities (Talamucci 2025, eq. (22)/(27)).
 
         Raises
         ------
@@ -404,7 +404,7 @@ def multiplier_symbols(k: int) -> tuple:
 
 @dataclass(frozen=True, eq=False)
 class ChetaevField(EquationDisplay):
-    """The Chetaev field in the Hamel chart of the Lagrangian's frame (THEORY §8).
+    """The Chetaev field in the Hamel chart of the Lagrangian's frame (docs/chetaev.rst).
 
     Attributes
     ----------
@@ -437,7 +437,7 @@ class ChetaevField(EquationDisplay):
         return out + self.system._dt(f)
 
     def natural_accelerations(self, natural: bool = True) -> dict:
-        """``q̈^A = X_i^A Γ^i + v^i v^j X_j(X_i^A)`` (THEORY §3); in ``(q, q_dot, t)`` with ``natural=True``."""
+        """``q̈^A = X_i^A Γ^i + v^i v^j X_j(X_i^A)`` (docs/theory.rst, Lagrangian dynamics in a frame); in ``(q, q_dot, t)`` with ``natural=True``."""
         b = self.bundle
         X, v = b.frame.vectors, b.quasi_velocities
         out = {}
@@ -483,7 +483,7 @@ class ChetaevField(EquationDisplay):
 
 @dataclass(frozen=True, eq=False)
 class MaggiEquations(EquationDisplay):
-    """The multiplier-free equations for chosen dependent velocities (seed 000, eqs. (22), (27)).
+    """The multiplier-free equations for chosen dependent velocities (Talamucci 2025, eqs. (22), (27)).
 
     Attributes
     ----------
@@ -517,7 +517,7 @@ class MaggiEquations(EquationDisplay):
         for j, r in enumerate(self.independent):
             lhs = E[r] + sp.Add(*[gam[nu, j] * E[A] for nu, A in enumerate(self.dependent)])
             rhs = F[r] + sp.Add(*[gam[nu, j] * F[A] for nu, A in enumerate(self.dependent)])
-            out.append(sp.Eq(lhs, rhs))
+            out.append(sp.Eq(lhs, rhs, evaluate=False))
         return out
 
     def accelerations(self) -> dict:

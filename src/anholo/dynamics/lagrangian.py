@@ -304,7 +304,7 @@ class Lagrangian:
                 *[F.structure[k][i][j] * v[j] * p[k] for k in range(n) for j in range(n)
                   if F.structure[k][i][j] != 0]
             )
-            eqs.append(sp.Eq(sp.expand(lhs), sp.expand(rhs)))
+            eqs.append(sp.Eq(sp.expand(lhs), sp.expand(rhs), evaluate=False))
         return HamelEquations(self, tuple(eqs), tuple(self.kinematic_equations()))
 
     def kinematic_equations(self) -> list:

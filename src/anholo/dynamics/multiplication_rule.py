@@ -7,7 +7,7 @@ For ``φ^ν(q, u, t) = 0`` the Euler–Lagrange equations of ``L̄ = L + λ_ν �
     Ŵ q̈ + Jᵀ λ̇ = ∂L̄/∂q − (∂²L̄/∂u∂q) u − ∂²L̄/∂u∂t,     J q̈ = −(∂φ/∂q) u − ∂φ/∂t,
 
 a field on ``(q, u, λ)`` tangent to C (:class:`NonlinearVakonomicSystem`).  The
-multiplier ``λ(t₀)`` is a free datum (Cronström & Raita (2009) as corrected in
+multiplier ``λ(t₀)`` is a free datum (Cronström & Raita 2009 as corrected in
 docs/theory.rst).  For linear constraints in an adapted frame see
 :mod:`anholo.dynamics.vakonomic`; the comparison with Chetaev's equations is
 :mod:`anholo.analysis.comparison`.
@@ -48,7 +48,7 @@ def vanishes_on_C(expr, constraints: KinematicConstraints, extra: Sequence = (),
 
 @dataclass(frozen=True, eq=False)
 class NonlinearVakonomicSystem:
-    """The multiplication rule ``E_A(L + λ_ν φ^ν) = 0`` for kinematic constraints (THEORY §8).
+    """The multiplication rule ``E_A(L + λ_ν φ^ν) = 0`` for kinematic constraints (docs/chetaev.rst).
 
     Parameters
     ----------
@@ -60,7 +60,7 @@ class NonlinearVakonomicSystem:
 
     Examples
     --------
-    The nonholonomic particle (THEORY §5): ``ẍ = ẏ(λ − yẋ)/(1 + y²)``, ``ÿ = −λẋ``.
+    The nonholonomic particle (docs/nonholonomic.rst, Vakonomic dynamics): ``ẍ = ẏ(λ − yẋ)/(1 + y²)``, ``ÿ = −λẋ``.
 
     >>> import sympy as sp
     >>> from anholo import Chart, Frame, Lagrangian
@@ -170,13 +170,13 @@ class NonlinearVakonomicSystem:
             e += sp.Add(*[pA.diff(lam) * ld for lam, ld in zip(self.multipliers, lam_dot)])
             if C.time is not None:
                 e += pA.diff(C.time)
-            eqs.append(sp.Eq(e - Lb.diff(q[A]), 0))
-        return eqs + [sp.Eq(phi, 0) for phi in C.expressions]
+            eqs.append(sp.Eq(e - Lb.diff(q[A]), 0, evaluate=False))
+        return eqs + [sp.Eq(phi, 0, evaluate=False) for phi in C.expressions]
 
 
 @dataclass(frozen=True, eq=False)
 class VakonomicMotion:
-    """The vakonomic field on ``(q, u, λ)`` (THEORY §8).
+    """The vakonomic field on ``(q, u, λ)`` (docs/chetaev.rst).
 
     Attributes
     ----------

@@ -267,7 +267,7 @@ class NonholonomicSystem:
         eqs = []
         for al in range(self.m):
             lhs = sp.Add(*[g[al, be] * vdot[be] for be in range(self.m)]) + self._along(p[al])
-            eqs.append(sp.Eq(lhs, self._force_terms(al)))
+            eqs.append(sp.Eq(lhs, self._force_terms(al), evaluate=False))
         return eqs
 
     def field(self) -> "NonholonomicField":

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+import sympy as sp
+
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import latex
 from ..geometry.frame import Frame
@@ -21,11 +23,21 @@ from .lagrangian import Lagrangian
 from .nonholonomic import NonholonomicSystem
 from .vakonomic import VakonomicSystem
 
-__all__ = ["FrameSummary", "EulerLagrangeSummary", "NonholonomicSummary", "VakonomicSummary"]
+__all__ = ["sides", "FrameSummary", "EulerLagrangeSummary", "NonholonomicSummary", "VakonomicSummary"]
 
 
-def _structure_rows(p: Presenter, frame: Frame) -> list:
+def _structure_rows(frame: Frame) -> list:
     return [(k, i, j, v) for (k, i, j), v in frame.nonzero_structure().items()]
+
+
+def sides(e) -> tuple:
+    """``(lhs, rhs)`` of an equation; an equation sympy evaluated to True (both sides equal, e.g.
+    ``0 = 0`` for a coordinate L does not depend on) is ``(0, 0)``."""
+    if isinstance(e, sp.Equality):
+        return e.lhs, e.rhs
+    if e is sp.true:
+        return sp.S.Zero, sp.S.Zero
+    raise TypeError(f"not an equation: {e!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +67,7 @@ class FrameSummary(ReportBlock):
                  + ", ".join(str(v) for v in self.quasi_velocities) + "):"]
         lines += [f"  X{i + 1} = {vector_text(p, F.vectors.row(i), q)}" for i in range(F.dim)]
         lines.append("Structure functions [X_i, X_j] = R^k_ij X_k (nonzero, i < j):")
-        rows = _structure_rows(p, F)
+        rows = _structure_rows(F)
         lines += [f"  R^{k + 1}_{i + 1}{j + 1} = {p.text(v)}" for k, i, j, v in rows] or [
             "  none: the frame is holonomic"]
         return lines
@@ -64,7 +76,7 @@ class FrameSummary(ReportBlock):
         F = self.frame
         q = F.chart.coordinates
         rows = [f"X_{{{i + 1}}} &= {vector_latex(p, F.vectors.row(i), q)}" for i in range(F.dim)]
-        rows += [f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {p.latex(v)}" for k, i, j, v in _structure_rows(p, F)]
+        rows += [f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {p.latex(v)}" for k, i, j, v in _structure_rows(F)]
         return align(rows) + ([] if F.nonzero_structure() else ["The frame is holonomic."])
 
     def summary(self) -> list:
@@ -106,7 +118,7 @@ class EulerLagrangeSummary(ReportBlock):
         out = {
             "lagrangian_quasi": p.present(self.lagrangian.expr),
             "regular": self.regular,
-            "hamel_equations": [{"lhs": p.present(e.lhs), "rhs": p.present(e.rhs)} for e in self.hamel],
+            "hamel_equations": [{"lhs": p.present(sides(e)[0]), "rhs": p.present(sides(e)[1])} for e in self.hamel],
         }
         if self.regular:
             out["euler_lagrange"] = {"q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
@@ -122,7 +134,7 @@ class EulerLagrangeSummary(ReportBlock):
             lines.append("(the free system, without the constraints)")
         lines.append(f"L in quasi-velocities: {p.text(self.lagrangian.expr)}")
         lines.append("Hamel equations  d/dt p_i = X_i(L) - R^k_ij v^j p_k:")
-        lines += [f"  {p.text(e.lhs)} = {p.text(e.rhs)}" for e in self.hamel]
+        lines += [f"  {p.text(sides(e)[0])} = {p.text(sides(e)[1])}" for e in self.hamel]
         lines.append("Euler-Lagrange field:")
         if self.regular:
             lines += [f"  {v} = {p.text(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
@@ -136,7 +148,7 @@ class EulerLagrangeSummary(ReportBlock):
     def latex_lines(self, p: Presenter) -> list:
         b = self.lagrangian.bundle
         out = [r"\paragraph{Hamel's equations}"] + align(
-            f"{p.latex(e.lhs)} &= {p.latex(e.rhs)}" for e in self.hamel)
+            f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.hamel)
         if self.regular:
             out += [r"\paragraph{Euler--Lagrange field}"] + align(
                 [f"{latex(v)} &= {p.latex(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
@@ -216,7 +228,7 @@ class NonholonomicSummary(ReportBlock):
         on_C = ", ".join(f"{v[m + a]} = {p.text(b)}" for a, b in enumerate(self.velocities_on_C[m:]))
         lines.append(f"Constraint submanifold C: {on_C}")
         lines.append("Hamel equations on C  d/dt dL_c/dv^alpha = X_alpha(L_c) - R^k_alpha,j v^j p_k|_C:")
-        lines += [f"  {p.text(e.lhs)} = {p.text(e.rhs)}" for e in self.hamel]
+        lines += [f"  {p.text(sides(e)[0])} = {p.text(sides(e)[1])}" for e in self.hamel]
         lines.append("Nonholonomic field on C:")
         lines += [f"  {d} = {p.text(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
         lines.append("Natural accelerations on C:")
@@ -239,7 +251,7 @@ class NonholonomicSummary(ReportBlock):
         out.append(r"\paragraph{Constraint submanifold} $C = \{" + ", ".join(
             f"{latex(v[m + a])} = {p.latex(b)}" for a, b in enumerate(self.velocities_on_C[m:])) + r"\}$.")
         out += [r"\paragraph{Constrained Hamel equations}"] + align(
-            f"{p.latex(e.lhs)} &= {p.latex(e.rhs)}" for e in self.hamel)
+            f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.hamel)
         out += [r"\paragraph{Nonholonomic field on $C$ and multipliers of the constraints as written}"] + align(
             [f"{latex(d)} &= {p.latex(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
             + [rf"\ddot{{{latex(qq)}}}\big|_{{C}} &= {p.latex(e)}" for qq, e in self.q_ddot.items()]

@@ -1,4 +1,4 @@
-"""Coordinates on the configuration manifold Q (THEORY §1).
+"""Coordinates on the configuration manifold Q (docs/theory.rst, Frames on Q).
 
 A :class:`Chart` fixes the coordinate symbols ``q^A``, the symbols ``u^A`` of
 the natural velocities (``q_dot``) and the parameters of a problem.

@@ -1,4 +1,4 @@
-"""Differential forms in a frame, stored sparsely (THEORY §1–3).
+"""Differential forms in a frame, stored sparsely (docs/theory.rst, Frames on Q; docs/theory.rst, The tangent bundle in a frame; docs/theory.rst, Lagrangian dynamics in a frame).
 
 A k-form is ``ω = Σ_{i1<…<ik} ω_I e^{i1} ∧ … ∧ e^{ik}`` in the coframe ``{e^a}``
 dual to a frame ``{E_a}`` of the manifold; components are kept in a dict

@@ -183,7 +183,7 @@ class LieGroupAction:
 
     def complete_lift(self, a: int, f) -> sp.Expr:
         """``Ẽ_a^C(f)`` for f in natural coordinates ``(q, q_dot)``:
-        ``Ẽ^A ∂f/∂q^A + u^B ∂_B(Ẽ^A) ∂f/∂u^A`` (THEORY §2)."""
+        ``Ẽ^A ∂f/∂q^A + u^B ∂_B(Ẽ^A) ∂f/∂u^A`` (docs/theory.rst, The tangent bundle in a frame)."""
         f = sp.sympify(f)
         g = self.generators[a]
         q, u = self.chart.coordinates, self.chart.velocities

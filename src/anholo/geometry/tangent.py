@@ -1,4 +1,4 @@
-"""The tangent bundle TQ in the Hamel chart ``(q^A, v^i)`` (THEORY §2–3).
+"""The tangent bundle TQ in the Hamel chart ``(q^A, v^i)`` (docs/theory.rst, The tangent bundle in a frame; docs/theory.rst, Lagrangian dynamics in a frame).
 
 Quasi-velocities of a frame are ``v^i = θ^i_A(q) u^A``, so ``u^A = X_i^A v^i``.
 All vector fields on TQ are stored by their components in the Hamel chart's
@@ -149,7 +149,7 @@ class TangentBundle:
         return tuple(self.frame.vectors.T * sp.Matrix([sp.sympify(x) for x in v]))
 
     def total_derivative(self, f) -> sp.Expr:
-        """``ḟ = v^i X_i(f)`` for a function f on Q (THEORY §2)."""
+        """``ḟ = v^i X_i(f)`` for a function f on Q (docs/theory.rst, The tangent bundle in a frame)."""
         return sp.Add(*[v * self.frame.apply(i, f) for i, v in enumerate(self.quasi_velocities)])
 
     # --- structure of the lifted frame -------------------------------------------------
@@ -335,7 +335,7 @@ class TangentField:
 
 @dataclass(frozen=True, eq=False)
 class SecondOrderField(EquationDisplay):
-    """A second-order field ``Γ = v^i X_i^C + Γ^i X_i^V`` on TQ (THEORY §3).
+    """A second-order field ``Γ = v^i X_i^C + Γ^i X_i^V`` on TQ (docs/theory.rst, Lagrangian dynamics in a frame).
 
     Along its integral curves ``q̇^A = X_i^A v^i`` and ``v̇^i = Γ^i``.  If the
     bundle has extra coordinates, ``extra_rates`` are their time derivatives.
@@ -376,7 +376,7 @@ class SecondOrderField(EquationDisplay):
         return self.as_tangent_field()(f)
 
     def natural_accelerations(self, natural: bool = True) -> dict:
-        """``q̈^A = X_i^A Γ^i + v^j X_j(X_i^A) v^i`` (THEORY §3).
+        """``q̈^A = X_i^A Γ^i + v^j X_j(X_i^A) v^i`` (docs/theory.rst, Lagrangian dynamics in a frame).
 
         Returns ``{q^A: q̈^A}``; with ``natural=True`` (default) expressed in the
         natural velocities ``q_dot`` (``v^i = θ^i_A u^A``), else in (q, v).

@@ -1,4 +1,4 @@
-"""Vector fields on Q in coordinate components (THEORY §1).
+"""Vector fields on Q in coordinate components (docs/theory.rst, Frames on Q).
 
 ``X = X^A(q) ∂/∂q^A`` acts on functions by ``X(f) = X^A ∂f/∂q^A``; the Lie
 bracket is ``[X, Y]^A = X(Y^A) − Y(X^A)``.

@@ -109,11 +109,20 @@ class Report:
         self.outcomes = list(outcomes)
         self.presenter = presenter
         self.constrained = constrained
+        self.render_errors: dict = {}  # block key -> why it could not be printed
 
     @property
     def complete(self) -> bool:
-        """True if every block that applies was computed (no failure, nothing over the budget)."""
-        return not any(o.failed for o in self.outcomes)
+        """True if every block that applies was computed and printed (no failure, nothing over the budget)."""
+        return not any(o.failed for o in self.outcomes) and not self.render_errors
+
+    def _render(self, o, how):
+        """``how(block)``, or None after recording why the block could not be rendered."""
+        try:
+            return how(o.block)
+        except (Exception, RecursionError) as exc:
+            self.render_errors[o.key] = _one_line(exc)
+            return None
 
     def block(self, key: str):
         """The result object of a block (None if it failed or was not computed)."""
@@ -153,8 +162,11 @@ class Report:
             if o.failed:
                 out[o.key] = {"error": o.error}
                 continue
-            for key, value in o.block.payload(p).items():
-                out[key] = serialize(value, reserved=reserved)
+            entries = self._render(o, lambda b: {k: serialize(v, reserved=reserved) for k, v in b.payload(p).items()})
+            if entries is None:
+                out[o.key] = {"error": "could not be written: " + self.render_errors[o.key]}
+            else:
+                out.update(entries)
         return out
 
     def to_json(self) -> str:
@@ -181,7 +193,7 @@ class Report:
             elif o.note is not None:
                 out.append(f"{o.key}: does not apply - {o.note}")
             else:
-                out += o.block.summary()
+                out += self._render(o, lambda b: b.summary()) or []
         return out
 
     def to_text(self) -> str:
@@ -199,8 +211,11 @@ class Report:
             lines += ["", title, "-" * len(title)]
             if o.note is not None:
                 lines.append(f"Does not apply: {o.note}")
+            elif o.failed:
+                lines.append(f"FAILED: {o.error}")
             else:
-                lines += [f"FAILED: {o.error}"] if o.failed else o.block.text_lines(p)
+                body = self._render(o, lambda b: b.text_lines(p))
+                lines += body if body is not None else [f"FAILED to print: {self.render_errors[o.key]}"]
         return "\n".join(lines) + "\n"
 
     def __str__(self):
@@ -225,8 +240,11 @@ class Report:
             out.append(rf"\subsection{{{esc(self._title(o))}}}")
             if o.note is not None:
                 out.append(rf"Does not apply: {esc(o.note)}")
+            elif o.failed:
+                out.append(rf"\textbf{{Failed:}} {esc(o.error)}")
             else:
-                out += [rf"\textbf{{Failed:}} {esc(o.error)}"] if o.failed else o.block.latex_lines(p)
+                body = self._render(o, lambda b: b.latex_lines(p))
+                out += body if body is not None else [rf"\textbf{{Failed to print:}} {esc(self.render_errors[o.key])}"]
         return "\n".join(out) + "\n"
 
     def _repr_latex_(self):
