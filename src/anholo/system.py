@@ -1,6 +1,6 @@
 """A mechanical system assembled from a system file: chart, frame, Hamel chart, Lagrangian.
 
-Data flows one way (STYLE.md): :class:`~anholo.io.systemfile.SystemSpec`
+Data flows one way: :class:`~anholo.io.systemfile.SystemSpec`
 (pure data) → :class:`System` (geometry and dynamics objects) → results →
 report.  Constraints are kept for the nonholonomic analysis.
 """
@@ -11,10 +11,16 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .analysis.chaplygin import ChaplyginSystem
+from .constraints.kinematic import KinematicConstraints
 from .constraints.linear import stationary_linear_constraints
+from .dynamics.chetaev import ChetaevSystem
 from .dynamics.lagrangian import Lagrangian
+from .dynamics.nonholonomic import NonholonomicSystem
+from .examples import resolve_system
 from .geometry.chart import Chart
 from .geometry.frame import Frame
+from .geometry.lie_group import LieGroupAction
 from .geometry.tangent import TangentBundle
 
 __all__ = ["System"]
@@ -89,8 +95,6 @@ class System:
         """
         if not self.symmetry or not self.constraints:
             return None
-        from .analysis.chaplygin import ChaplyginSystem, LieGroupAction
-
         sym = self.symmetry
         action = LieGroupAction(self.chart, sym["generators"], sym.get("structure_constants"),
                                 sym.get("action", "left"))
@@ -121,15 +125,11 @@ class System:
     def kinematic_constraints(self):
         """The file's constraints as general kinematic constraints ``φ(q, q_dot) = 0``, linear or not
         (:class:`~anholo.constraints.kinematic.KinematicConstraints`, docs/chetaev.rst)."""
-        from .constraints.kinematic import KinematicConstraints
-
         return KinematicConstraints(self.chart, self.constraints, time=self.time)
 
     def chetaev(self):
         """The Chetaev problem (docs/chetaev.rst): L with the file's constraints and Chetaev displacements,
         in the file's frame (:class:`~anholo.dynamics.chetaev.ChetaevSystem`)."""
-        from .dynamics.chetaev import ChetaevSystem
-
         return ChetaevSystem(self.lagrangian, self.kinematic_constraints())
 
     def nonholonomic(self, dependent=None):
@@ -138,15 +138,11 @@ class System:
         The file's frame is used if it is adapted to the constraints; otherwise an
         adapted frame is built on it (see :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem`).
         """
-        from .dynamics.nonholonomic import NonholonomicSystem
-
         return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent)
 
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
         """Load a system file or bundled example, substituting ``assignments`` (``--set``)."""
-        from .examples import resolve_system
-
         spec = resolve_system(name_or_path)
         if assignments:
             spec = spec.substitute(assignments)
