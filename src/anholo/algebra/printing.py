@@ -60,7 +60,8 @@ _TEX_SPECIAL = (("\\", r"\textbackslash{}"), ("_", r"\_"), ("^", r"\^{}"), ("&",
 _TEX_UNICODE = {"α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$", "σ": r"$\sigma$", "μ": r"$\mu$",
                 "λ": r"$\lambda$", "Γ": r"$\Gamma$", "θ": r"$\theta$", "ψ": r"$\psi$", "φ": r"$\varphi$",
                 "≠": r"$\neq$", "≤": r"$\leq$", "≥": r"$\geq$", "−": "-", "–": "--", "—": "---", "⊕": r"$\oplus$",
-                "∧": r"$\wedge$", "·": r"$\cdot$", "²": r"$^2$", "→": r"$\to$", "⇔": r"$\Leftrightarrow$"}
+                "∧": r"$\wedge$", "·": r"$\cdot$", "²": r"$^2$", "→": r"$\to$", "⇔": r"$\Leftrightarrow$",
+                "<": r"$<$", ">": r"$>$", "|": r"$|$"}
 
 
 def tex_text(s: str) -> str:

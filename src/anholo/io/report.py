@@ -173,6 +173,11 @@ class Report:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     # --- text -----------------------------------------------------------------------
+    def _wide(self) -> Presenter:
+        """The presenter for the Lagrangian of the header: what the user wrote is shown up to a larger size."""
+        p = self.presenter
+        return Presenter(p.tidy_limit, 5 * p.text_limit, p.simplify, p.full, p.hint)
+
     def _ordered(self) -> list:
         """Blocks in print order: for a constrained system the free Euler–Lagrange field comes last."""
         if not self.constrained:
@@ -202,7 +207,7 @@ class Report:
         lines.append("Coordinates: " + ", ".join(q.name for q in s.chart.coordinates))
         if s.chart.parameters:
             lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
-        lines.append(f"L = {p.text(s.lagrangian.natural_expr())}")
+        lines.append(f"L = {self._wide().text(s.lagrangian.natural_expr())}")
         summary = self.summary_lines()
         if summary:
             lines += ["", "Summary", "-------"] + [f"  {x}" for x in summary]
@@ -231,7 +236,7 @@ class Report:
         out.append(rf"Coordinates ${coords}$" + (
             ", parameters $" + ", ".join(p.latex(x) for x in s.chart.parameters) + "$" if s.chart.parameters else "")
             + ".")
-        out += [r"\begin{align*}", f"L &= {p.latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
+        out += [r"\begin{align*}", f"L &= {self._wide().latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
         summary = self.summary_lines()
         if summary:
             out += [r"\subsection{Summary}", r"\begin{itemize}"] + [rf"\item {esc(x)}" for x in summary] + [
