@@ -40,6 +40,9 @@ EXPECTED = {
     "nonhomogeneous_counterexample": "Non-homogeneous nonlinear constraint (counterexample)",
     "parallel_velocities": "Two particles with parallel velocities (Benenti type)",
     "two_particles_perpendicular": "Two particles with perpendicular velocities (seed 000 Example 2)",
+    "chaplygin_ball": "Chaplygin ball (Euler angles)",
+    "roller_racer": "Roller racer",
+    "snakeboard": "Snakeboard",
 }
 # Generated families, listed once by list_examples.
 FAMILIES = {

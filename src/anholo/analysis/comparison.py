@@ -223,7 +223,9 @@ class MethodComparison:
             fr = self.frobenius
             head = "Frobenius data"
             lines += ["", head, "-" * len(head)]
-            lines.append("  a ^ da: " + (", ".join(f"{key}: {val}" for key, val in fr.obstruction.items()) or "0"))
+            names = [q.name for q in chart.coordinates]
+            lines.append("  a ^ da: " + (", ".join(f"(a^da)_{'_'.join(names[i] for i in key)} = {_show(val)}"
+                                                   for key, val in fr.obstruction.items()) or "0"))
             lines.append(f"  closed: {fr.closed}; integrable: {fr.integrable}; integrating factor: "
                          + (str(fr.integrating_factor) if fr.integrating_factor is not None
                             else ("not needed" if fr.closed else ("not found" if fr.integrable else "none (not integrable)"))))
