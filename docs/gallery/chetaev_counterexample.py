@@ -1,7 +1,8 @@
 r"""A non-homogeneous constraint: the Chetaev motion does not conserve the energy.
+==============================================================================
 
 A unit particle under gravity with the nonlinear constraint
-:math:`\varphi = \dot z - \dot x^2 - \dot y = 0` (THEORY §8; seed 000 §4).
+:math:`\varphi = \dot z - \dot x^2 - \dot y = 0` (§4 of :cite:t:`Talamucci2025`; :ref:`theory-chetaev`).
 Chetaev's rule takes the virtual displacements with
 :math:`\partial\varphi/\partial\dot q\cdot\delta q = 0`, i.e.
 :math:`-2\dot x\,\delta x - \delta y + \delta z = 0`, and gives
@@ -30,22 +31,14 @@ stays below :math:`10^{-9}`), not by construction as for the nonholonomic
 field.
 """
 
-import sys
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
+import sympy as sp
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
-
-from anholo import plotting  # noqa: E402
-from anholo.analysis.diagnostics import alpha_bar_minus_alpha, energy_balance  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+from anholo import plotting
+from anholo.analysis.diagnostics import alpha_bar_minus_alpha, energy_balance
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
 system = System.load("nonhomogeneous_counterexample")
 chetaev = system.chetaev()
@@ -73,5 +66,6 @@ ax.set_xlabel("t")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, alpha=0.3)
 ax.set_title("Chetaev motion with z_dot = x_dot^2 + y_dot")
-plotting.save_figure(fig, OUT / "chetaev_1_energy.png")
-plotting.save_figure(plotting.plot_drift(motion), OUT / "chetaev_2_drift.png")
+plotting.plot_drift(motion)
+
+plt.show()

@@ -1,8 +1,9 @@
 r"""Vakonomic against d'Alembert: equal for an integrable constraint, apart at :math:`O(t^3)` otherwise.
+====================================================================================================
 
 For one linear constraint :math:`a(q)\cdot\dot q = 0` and
 :math:`L = \tfrac12|\dot q|^2`, the two dynamics at the same state differ by
-(seed 003, in the convention :math:`L + \lambda\varphi`)
+(:cite:t:`CronstromRaita2009`, in the convention :math:`L + \lambda\varphi`)
 
 .. math::
 
@@ -12,7 +13,7 @@ with :math:`\Pi_W` the :math:`W`-orthogonal projection onto :math:`\ker a`.
 It vanishes for every multiplier iff :math:`i_{\dot q}da \parallel a` for every
 constrained velocity, i.e. iff :math:`a\wedge da = 0` (Frobenius).  The initial
 multiplier :math:`\lambda(t_0)` is a free datum of the vakonomic problem
-(THEORY §10, the correction to seed 003).
+(a correction to :cite:t:`CronstromRaita2009`, see :ref:`theory-errata`).
 
 * **Integrable:** :math:`x\dot y - y\dot x = 0` (the bundled
   ``conformal_constraint``; integrating factor :math:`1/(x^2+y^2)`, the
@@ -28,21 +29,13 @@ multiplier :math:`\lambda(t_0)` is a free datum of the vakonomic problem
   computed separation on the predicted :math:`|c|\,t^3` line.
 """
 
-import sys
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from anholo import plotting  # noqa: E402
-from anholo.analysis.comparison import compare_methods  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+from anholo import plotting
+from anholo.analysis.comparison import compare_methods
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
 
 def motions(system, q0, qdot0, lambda0, T, **times):
@@ -87,7 +80,7 @@ ax.set_ylabel("separation")
 ax.set_ylim(1e-17, 10)
 ax.legend(loc="lower right", fontsize="small")
 ax.grid(True, which="both", alpha=0.3)
-plotting.save_figure(fig, OUT / "seed003_1_separation.png")
 fig = plotting.plot_comparison([c_nh, c_vak], ["nonholonomic", "vakonomic, lambda(0) = 0.7"], ["x", "y", "z"])
 fig.axes[0].set_title("x y_dot - y x_dot = 0: one motion")
-plotting.save_figure(fig, OUT / "seed003_2_integrable.png")
+
+plt.show()
