@@ -107,12 +107,14 @@ nb_execution_mode = "force"
 nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]  # $...$ and $$...$$ in the notebook's text
 
 # -- HTML ----------------------------------------------------------------------------
 html_theme = "alabaster"
 html_theme_options = {
     "description": "Nonholonomic mechanics in anholonomic frames",
     "fixed_sidebar": True,
+    "page_width": "1180px",
 }
 html_static_path = ["_static"]
 html_css_files = ["anholo.css"]

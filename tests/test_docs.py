@@ -94,7 +94,7 @@ def test_notebook_is_executed(html):
     page = (html / "research_notebook.html").read_text(encoding="utf-8")
     assert page.count("cell_output") >= 5
     assert "<img" in page                      # the simulation plot
-    assert "strongly consistent" in page
+    assert "strong consistency of the section -p: holds" in page
 
 
 def test_doctests_in_pages_pass(tmp_path):
