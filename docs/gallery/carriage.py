@@ -52,6 +52,11 @@ from anholo.analysis.consistency import Section, polynomial_ansatz, search_secti
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
+# %%
+# The curvature of the carriage, and the consistency analysis with :math:`a`
+# symbolic (the other parameters at the file's values): the verdict on
+# :math:`\sigma = -p` and the search for sections :math:`-p + c`.
+
 carriage = System.load("two_wheeled_carriage")
 print("curvature R^k_12 (0-based keys):", carriage.nonholonomic().curvature())
 values = {str(p): float(v) for p, v in carriage.values.items()}
@@ -74,6 +79,10 @@ print(f"special a found: {special};  formula: a_* = {formula:.6f}")
 family = next(f for f in search.families if f.conditions and float(f.conditions[0].rhs) == a_star)
 plus_c = [e.xreplace(dict.fromkeys(family.free_constants, 0)) for e in family.section.values]
 print("sigma = -p + c at a = a_* (free constants 0):", [sp.nsimplify(e) for e in plus_c])
+
+# %%
+# Both dynamics from one state, for :math:`a = 0`, :math:`a = 0.5` and
+# :math:`a = a_*`, with the multipliers started on a section:
 
 # Initial state: wheel rates (psi1_dot, psi2_dot) = (1.0, 1.5); the rest from the rolling conditions.
 x0, y0, th0, w1, w2 = 0.2, 0.1, 0.1, 1.0, 1.5
@@ -101,12 +110,18 @@ for a_value, label, sigma in [(0.0, "sigma = -p", minus_p.values), (0.5, "sigma 
     print(f"a = {a_value:.4f}, {label}: max |q_nh - q_vak| = {runs[(a_value, label)][2].max():.2e};  "
           f"variation of the wheel rates = {wheel_rates:.1e}")
 
+# %%
+# The paths of the axle midpoint:
+
 fig, axes = plt.subplots(2, 2, figsize=(10, 9), constrained_layout=True)
 for ax, (a_value, label) in zip(axes.flat, runs):
     nh_run, vak_run, _ = runs[(a_value, label)]
     plotting.plot_phase_portrait([nh_run, vak_run], "x", "y", ["nonholonomic", f"vakonomic, {label}"], ax=ax)
     ax.set_title(f"a = {a_value:.4g}")
     ax.set_aspect("equal", adjustable="datalim")
+
+# %%
+# The distance between the motions, on a log scale:
 
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 for (a_value, label), (nh_run, _, gap) in runs.items():

@@ -40,6 +40,10 @@ from anholo.analysis.diagnostics import alpha_bar_minus_alpha, energy_balance
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
+# %%
+# The Chetaev field of the bundled ``nonhomogeneous_counterexample`` and its
+# energy balance:
+
 system = System.load("nonhomogeneous_counterexample")
 chetaev = system.chetaev()
 field = chetaev.field()
@@ -47,6 +51,9 @@ balance = energy_balance(field)
 print("alpha_bar - alpha =", alpha_bar_minus_alpha(chetaev.constraints)[0])
 print("lambda =", field.natural_multipliers()[0])
 print("dE/dt =", sp.factor(balance.energy_rate), "  energy conserved:", balance.conserved)
+
+# %%
+# A motion, with the energy and the predicted conserved quantity along it:
 
 q0, qdot0 = [0.1, -0.2, 0.3], [0.7, -0.4, 0.7**2 - 0.4]      # z_dot = x_dot^2 + y_dot
 motion = simulate(compile_system(from_system(system, "chetaev")), 1.5, q0, qdot0, points=151)
@@ -59,6 +66,9 @@ residual = np.abs(motion.constraint_residuals()).max()
 print(f"E(1.5) - E(0) = {energy_change:.4f};  max |(E - x_dot^2/4)(t) - (E - x_dot^2/4)(0)| = {predicted_drift:.1e}")
 print(f"max |phi| = {residual:.1e}")
 
+# %%
+# The energy falls by what :math:`\dot x^2/4` loses:
+
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 ax.plot(motion.t, E - E[0], label="E(t) - E(0)")
 ax.plot(motion.t, predicted - predicted[0], "--", label="(E - x_dot^2/4)(t) - (E - x_dot^2/4)(0)")
@@ -66,6 +76,10 @@ ax.set_xlabel("t")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, alpha=0.3)
 ax.set_title("Chetaev motion with z_dot = x_dot^2 + y_dot")
+
+# %%
+# Energy and constraint residual along the motion:
+
 plotting.plot_drift(motion)
 
 plt.show()

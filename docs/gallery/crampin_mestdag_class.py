@@ -41,6 +41,7 @@ components: :math:`\lambda'_i(0) = \sigma_i = -m_i \dot s^i(0)`.
 """
 
 import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -49,6 +50,11 @@ from anholo.analysis.consistency import Section, strong_consistency
 from anholo.examples import seed004_class
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
+
+# %%
+# Two helpers: the verdict on :math:`\sigma = -p` for a member given by its
+# :math:`A_i`, and both motions of a member from one state.
+
 T = 8.0
 
 
@@ -67,6 +73,8 @@ def both_motions(A, q0, qdot0, title, masses=None):
     vak = simulate(compile_system(from_system(system, "vakonomic")), T, q0, qdot0, lambda0, points=161)
     return nh, vak
 
+# %%
+# The vertical disk and the knife edge from states on :math:`C`:
 
 # Vertical disk: R = 1, r1 = rolling angle, r2 = heading; x_dot = cos(r2) r1_dot, y_dot = sin(r2) r1_dot.
 disk_A = ["R*cos(r2)", "R*sin(r2)"]
@@ -78,6 +86,9 @@ knife_A = ["tan(r2)"]
 r2, r1dot, r2dot = 0.0, 1.0, 0.15
 knife_nh, knife_vak = both_motions(knife_A, [0, r2, 0], [r1dot, r2dot, math.tan(r2) * r1dot], "knife edge")
 
+# %%
+# The verdicts, and how far apart the motions get:
+
 verdicts = {"vertical disk": minus_p_verdict(disk_A, ["m", "m"]), "knife edge": minus_p_verdict(knife_A),
             "nonholonomic particle": minus_p_verdict(["r2"])}
 for name, verdict in verdicts.items():
@@ -86,10 +97,20 @@ disk_gap = np.abs(disk_nh.q - disk_vak.q).max(axis=0)
 knife_gap = np.abs(knife_nh.q - knife_vak.q).max(axis=0)
 print(f"vertical disk: max |q_nh - q_vak| = {disk_gap.max():.1e};  knife edge: max |q_nh - q_vak| = {knife_gap.max():.2f}")
 
+# %%
+# The vertical disk: one motion.
+
 fig = plotting.plot_comparison([disk_nh, disk_vak], ["nonholonomic", "vakonomic"], ["r1", "s1", "s2"])
 fig.axes[0].set_title("vertical disk, lambda(0) = -p(0): one motion")
+
+# %%
+# The knife edge: two motions.
+
 fig = plotting.plot_comparison([knife_nh, knife_vak], ["nonholonomic", "vakonomic"], ["r1", "r2", "s1"])
 fig.axes[0].set_title("knife edge, lambda(0) = -p(0): two motions")
+
+# %%
+# The distance between the motions, on a log scale:
 
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 ax.semilogy(disk_nh.t, np.maximum(disk_gap, 1e-17), label="vertical disk")

@@ -33,6 +33,10 @@ from anholo.analysis.consistency import Section, strong_consistency, weak_consis
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
+# %%
+# The system file ``nonholonomic_particle`` gives the frame adapted to :math:`D`;
+# the curvature, :math:`\Gamma_{nh}`, its multiplier and the three verdicts:
+
 particle = System.load("nonholonomic_particle")
 nh = particle.nonholonomic()
 field = nh.field()
@@ -45,6 +49,10 @@ verdicts = [weak_consistency(nh, zero_section(nh)), strong_consistency(nh, zero_
 for verdict in verdicts:
     print(verdict)
 
+# %%
+# Both dynamics from the same state; the vakonomic multiplier starts on the
+# natural section, :math:`\lambda(0) = -p_3(0)`:
+
 q0, qdot0 = [0.0, 0.5, 0.0], [1.0, 0.5, 0.5]      # z_dot = y x_dot holds
 lambda0 = [-qdot0[2]]                              # lambda(0) = -p_3 = -z_dot(0) for z_dot - y x_dot
 T = 10.0
@@ -56,9 +64,20 @@ residual = max(np.abs(nonholonomic.constraint_residuals()).max(), np.abs(vakonom
 print(f"max |q_nh - q_vak| at t = 1: {separation[20]:.3g}, at t = {T:g}: {separation[-1]:.3g}")
 print(f"largest constraint residual of the two motions: {residual:.1e}")
 
+# %%
+# The coordinates along the two motions:
+
 fig = plotting.plot_comparison([nonholonomic, vakonomic], ["nonholonomic", "vakonomic"], ["x", "y", "z"])
 fig.axes[0].set_title("Nonholonomic particle: the same initial state, two dynamics")
+
+# %%
+# The paths in the :math:`(x, y)`-plane:
+
 fig = plotting.plot_phase_portrait([nonholonomic, vakonomic], "x", "y", ["nonholonomic", "vakonomic"])
+
+# %%
+# Energy and constraint along the vakonomic motion:
+
 fig = plotting.plot_drift(vakonomic)
 fig.axes[0].set_title("vakonomic motion: energy and constraint")
 

@@ -26,6 +26,7 @@ chart is singular (:math:`\sin\theta = 0`).
 """
 
 import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -33,9 +34,15 @@ from anholo import plotting
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
+# %%
+# The structure functions of the body frame and Hamel's equations:
+
 body = System.load("rigid_body")
 print(body.frame.nonzero_structure())
 print(body.lagrangian.hamel())
+
+# %%
+# A motion close to a rotation about the intermediate axis:
 
 el = compile_system(from_system(body, "euler-lagrange"))
 
@@ -57,6 +64,9 @@ print(f"Omega2 changes sign {flips} times in t <= {T:g}")
 print(f"max relative drift: energy {energy_drift.max():.1e}, Casimir {casimir_drift.max():.1e}")
 print(f"sin(theta) stays >= {np.sin(motion.q[1]).min():.2f}")
 
+# %%
+# The body angular velocities: :math:`\Omega^2` changes sign at each flip.
+
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 for i in range(3):
     ax.plot(motion.t, omega[i], label=f"Omega{i + 1}")
@@ -64,6 +74,9 @@ ax.set_xlabel("t")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, alpha=0.3)
 ax.set_title("body angular velocities (Euler's equations)")
+
+# %%
+# The relative drift of the energy and of the Casimir:
 
 fig = plotting.plot_drift(motion)
 fig.axes[0].semilogy(motion.t, np.maximum(casimir_drift, 1e-17), label="relative Casimir drift")

@@ -23,6 +23,7 @@ and, dashed, the circle the printed sign would give.
 """
 
 import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
@@ -31,10 +32,16 @@ from anholo import plotting
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
+# %%
+# The natural accelerations of the centre, from :math:`\Gamma_{nh}`:
+
 system = System.load("sphere_on_turntable")
 x, y = system.chart.coordinates[:2]
 acc = system.nonholonomic().field().natural_accelerations()
 print("x_ddot =", sp.simplify(acc[x]), "   y_ddot =", sp.simplify(acc[y]))
+
+# %%
+# One full turn of the centre's velocity, from a state on :math:`C`:
 
 a, k, Omega = 1.0, 0.6, 1.0                                   # the file's [values]
 mu = k**2 * Omega / (a**2 + k**2)
@@ -55,6 +62,8 @@ heading_error = np.abs(heading - heading[0] - mu * motion.t).max()
 print(f"mu = {mu:.10f}; fitted turning rate of the centre's velocity = {rate:.10f}")
 print(f"max |heading(t) - heading(0) - mu t| = {heading_error:.1e};  sin(theta) >= {np.sin(motion.q[3]).min():.2f}")
 
+# %%
+# The computed path against the closed-form circles with the two signs:
 
 def circle(sign):
     """The centre under x_ddot = -s mu y_dot, y_ddot = s mu x_dot from the same state (closed form)."""
