@@ -99,6 +99,7 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib",),
     "plot_gallery": "True",
     "write_computation_times": False,
+    "run_stale_examples": True,  # run every script at every build: the pages show what this checkout computes
 }
 
 # -- Jupyter notebooks (myst-nb) ------------------------------------------------------
