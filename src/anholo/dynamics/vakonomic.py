@@ -112,6 +112,8 @@ class VakonomicSystem:
         nh = self.constrained
         m = self.m
         out = nh._along(nh._momenta_on_C[j]) - nh._force_terms(j)
+        if nh._forcing is not None:  # forces added to E(L + λφ) = Q (docs/forces.rst), and −∂p_j/∂t
+            out -= nh._forcing[j]
         for a in range(m, self.n):
             rv = nh._rv(a, j)
             if rv != 0 and lam[a - m] != 0:
