@@ -19,6 +19,7 @@ import sympy as sp
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import latex
 from ..geometry.frame import Frame
+from .forces import forcing_terms
 from .lagrangian import Lagrangian
 from .nonholonomic import NonholonomicSystem
 from .vakonomic import VakonomicSystem
@@ -105,11 +106,18 @@ class EulerLagrangeSummary(ReportBlock):
     title = "Hamel equations and the Euler–Lagrange field"
 
     @classmethod
-    def of(cls, L: Lagrangian, constrained: bool = False) -> "EulerLagrangeSummary":
+    def of(cls, L: Lagrangian, constrained: bool = False, forces=None, time=None) -> "EulerLagrangeSummary":
+        """``forces`` (:class:`~anholo.dynamics.forces.Forces`) and ``time`` add ``F_i − ∂p_i/∂t`` to the
+        right-hand sides of Hamel's equations and to the field (docs/forces.rst)."""
         regular = L.is_regular()
         hamel = tuple(L.hamel_equations())
+        if forces is not None or time is not None:
+            F = forces.frame_components(L.bundle) if forces is not None and not forces.is_zero else None
+            phi = forcing_terms(F, L.momenta, time if time is not None else getattr(forces, "time", None))
+            hamel = tuple(sp.Eq(sides(e)[0], sides(e)[1] + f, evaluate=False) if f != 0 else e
+                          for e, f in zip(hamel, phi))
         if regular:
-            field = L.euler_lagrange_field()
+            field = L.euler_lagrange_field(forces=forces, time=time)
             return cls(L, True, hamel, tuple(field.accelerations), dict(field.natural_accelerations()),
                        constrained=constrained)
         return cls(L, False, hamel, cartan=L.euler_lagrange_field_cartan(), constrained=constrained)

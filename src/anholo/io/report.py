@@ -360,7 +360,9 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
 
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
-        "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None),
+        "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
+                                                          forces=getattr(system, "forces", None),
+                                                          time=getattr(system, "lagrangian_time", None)),
         "nonholonomic": lambda: NonholonomicSummary.of(nh(), tuple(system.constraints)),
         "vakonomic": vakonomic,
         "consistency": consistency,

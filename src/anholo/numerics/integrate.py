@@ -195,7 +195,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
              parameters: Mapping | None = None, method: str = DEFAULT_METHOD, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, t_eval=None, points: int | None = None, events=None,
              dense_output: bool = False, constraint_tol: float = 1e-9, progress: bool = False,
-             progress_stream=None, **options) -> Trajectory:
+             progress_stream=None, inputs: Mapping | None = None, **options) -> Trajectory:
     """Integrate a field from natural initial data.
 
     Parameters
@@ -220,6 +220,9 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         Passed to ``solve_ivp``.  Event functions are called as ``event(t, state)``.
     progress : bool
         Report the integration time on stderr (about once a second).
+    inputs : mapping, optional
+        Control inputs of a system with ``inputs``: name → callable ``u(t, state)`` (the
+        state of the compiled system, e.g. ``(q, v^α)`` on C) or a number (docs/forces.rst).
 
     Raises
     ------
@@ -260,7 +263,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
             raise SimulationError(f"points must be at least 2, got {points}.")
         t_eval = np.linspace(t0, t1, int(points))
     y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol, t0=t0)
-    rhs = compiled.rhs(p)
+    rhs = compiled.rhs(p, inputs)
     wrapper = None
     if progress:
         wrapper = _Progress(rhs, t0, t1, progress_stream or sys.stderr, f"integrating {compiled.kind}")
@@ -291,7 +294,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         )
     with np.errstate(all="ignore"):
         qdot = compiled.natural_velocities(Y, p, res.t)
-        mult = compiled.multipliers(Y, p, res.t)
+        mult = compiled.multipliers(Y, p, res.t, inputs)
     return Trajectory(t=res.t, states=Y, q=Y[:compiled.n], qdot=qdot, multipliers=mult, system=compiled,
                       parameters=pdict, sol=res.sol, t_events=res.t_events, y_events=res.y_events, nfev=res.nfev,
                       method=method if isinstance(method, str) else method.__name__, wall_time=wall,
