@@ -345,9 +345,11 @@ class CompiledSystem:
         args = self._with_controls((np.asarray(T, float), np.asarray(Y, float)), Y, T, inputs)
         return _stack(self._ns["multipliers"](*args, p), np.shape(Y)[1:], len(self.multiplier_names))
 
-    def energy(self, Q, U, p) -> np.ndarray:
-        """``E_L(q, q̇) = q̇^A ∂L/∂q̇^A − L`` at natural states (arrays ``(n, N)``)."""
-        return _stack(self._ns["energy"](np.asarray(Q, float), np.asarray(U, float), p), np.shape(Q)[1:], 1)[0]
+    def energy(self, Q, U, p, T=0.0) -> np.ndarray:
+        """``E_L(q, q̇, t) = q̇^A ∂L/∂q̇^A − L`` at natural states (arrays ``(n, N)``) and times ``T``
+        (a time-dependent L: E is not conserved, ``dE/dt = −∂L/∂t + Q·q̇``, docs/forces.rst)."""
+        return _stack(self._ns["energy"](np.asarray(T, float), np.asarray(Q, float), np.asarray(U, float), p),
+                      np.shape(Q)[1:], 1)[0]
 
     def constraint_functions(self, Q, U, p, T=0.0) -> np.ndarray:
         """``φ_a(q, q̇, t)`` of the constraints as written at times ``T`` (scalar or ``(N,)``);
@@ -468,7 +470,8 @@ def compile_system(system) -> CompiledSystem:
         _function_source("initial_state", ode.initial_state,
                          [("q", q, "arg"), ("u", u, "arg"), ("lam", ode.multiplier_inputs, "arg"),
                           ("p", ode.parameters, "param")], vector=True, factory=False),
-        _function_source("energy", [energy], [("q", q, "arg"), ("u", u, "arg"), ("p", ode.parameters, "param")],
+        _function_source("energy", [energy], [("t", tuple(time_symbols([energy])), "time"), ("q", q, "arg"),
+                                              ("u", u, "arg"), ("p", ode.parameters, "param")],
                          vector=True, factory=False),
         _function_source("constraints", ode.constraints,
                          [("t", tuple(constraint_times), "time"), ("q", q, "arg"), ("u", u, "arg"),
