@@ -36,6 +36,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from ..algebra import xreplace_dag
 from ..errors import InitialStateError, InputError, MissingParameterError, SimulationError
 from .ode import FirstOrderSystem
+from .projection import Projector
 from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
@@ -361,6 +362,44 @@ class CompiledSystem:
     def constraint_count(self) -> int:
         return self._ns["_n_constraints"]
 
+    @property
+    def holonomic_count(self) -> int:
+        """Number of holonomic constraints ``f(q, t) = 0`` kept by projection."""
+        return self._ns.get("_n_holonomic", 0)
+
+    def holonomic_functions(self, Q, p, T=0.0) -> np.ndarray:
+        """``f_ν(q, t)`` at coordinates ``Q`` (``(n, N)``) and times ``T``; returns ``(k, N)``."""
+        if not self.holonomic_count:
+            return np.zeros((0,) + np.shape(Q)[1:])
+        return _stack(self._ns["holonomic"](np.asarray(T, float), np.asarray(Q, float), p), np.shape(Q)[1:],
+                      self.holonomic_count)
+
+    def projector(self, p):
+        """The :class:`~anholo.numerics.projection.Projector` onto the holonomic constraints (or None)."""
+        k, n = self.holonomic_count, self.n
+        if not k:
+            return None
+        ns = self._ns
+
+        def col(x):
+            return np.asarray(x, float).reshape(-1, 1)
+
+        def scalars(vals):
+            return np.array([float(np.asarray(v, float).reshape(-1)[0]) for v in vals])
+
+        def f(t, q):
+            return scalars(ns["holonomic"](t, col(q), p))
+
+        def jac(t, q):
+            return scalars(ns["holonomic_jacobian"](t, col(q), p)).reshape(k, n)
+
+        def ft(t, q):
+            return scalars(ns["holonomic_rate"](t, col(q), p))
+
+        natural = self.kind in ("chetaev",) or self.state_names[n:2 * n] == tuple(f"{c}_dot" for c in
+                                                                                 self.coordinate_names)
+        return Projector(f, jac, ft, n, velocities=natural)
+
     def initial_state(self, q0: Sequence, qdot0: Sequence, lambda0: Sequence | None = None, p=None,
                       constraint_tol: float = 1e-9, t0: float = 0.0) -> np.ndarray:
         """The state of natural initial data ``(q0, q̇0[, λ'0])``.
@@ -478,6 +517,17 @@ def compile_system(system) -> CompiledSystem:
                           ("p", ode.parameters, "param")], vector=True, factory=False),
         f"_n_constraints = {len(ode.constraints)}\n_constraint_text = {tuple(str(c) for c in ode.constraints)!r}\n",
     ]
+    if ode.holonomic:  # f(q, t), ∂f/∂q and ∂f/∂t for the projection (anholo.numerics.projection)
+        hol_t = ode.time if ode.time is not None else sp.Symbol("t", real=True)
+        jac = [f.diff(qA) for f in ode.holonomic for qA in q]
+        groups = [("t", (hol_t,), "time"), ("q", q, "arg"), ("p", ode.parameters, "param")]
+        sources += [
+            _function_source("holonomic", ode.holonomic, groups, vector=True, factory=False),
+            _function_source("holonomic_jacobian", jac, groups, vector=True, factory=False),
+            _function_source("holonomic_rate", [f.diff(hol_t) for f in ode.holonomic], groups, vector=True,
+                             factory=False),
+        ]
+    sources.append(f"_n_holonomic = {len(ode.holonomic)}\n")
     values = {p.name: v for p, v in ode.values.items()}
     return CompiledSystem(ode.kind, ode.name, "\n".join(sources), tuple(p.name for p in ode.parameters), values,
                           ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode,

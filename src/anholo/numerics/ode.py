@@ -99,6 +99,9 @@ class FirstOrderSystem:
         Control inputs ``u_k`` the rates (and multipliers) use; numerics take them as callables of
         ``(t, state)`` (docs/forces.rst).  The rates are then ``f_0 + Σ_k u_k g_k`` when the
         forces are affine in the inputs (:meth:`control_affine`).
+    holonomic : tuple of Expr
+        Holonomic constraints ``f(q, t) = 0`` the motion must stay on (their derivatives are among the
+        ``constraints``); :func:`~anholo.numerics.simulate` projects onto them after every step.
     """
 
     kind: str
@@ -118,9 +121,11 @@ class FirstOrderSystem:
     name: str = ""
     time: sp.Symbol = None
     inputs: tuple = ()
+    holonomic: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(self.inputs or ()))
+        object.__setattr__(self, "holonomic", tuple(sp.sympify(f) for f in (self.holonomic or ())))
         for attr in ("coordinates", "velocities", "state", "rates", "natural_velocities", "initial_state",
                      "constraints", "multipliers", "multiplier_inputs"):
             object.__setattr__(self, attr, tuple(sp.sympify(e) for e in getattr(self, attr)))
@@ -141,7 +146,7 @@ class FirstOrderSystem:
             known = (set(self.state) | set(self.coordinates) | set(self.velocities) | set(self.multiplier_inputs)
                      | set(self.inputs))
             exprs = (self.rates + self.natural_velocities + self.initial_state + self.multipliers
-                     + self.constraints + (self.lagrangian,))
+                     + self.constraints + self.holonomic + (self.lagrangian,))
             used = set()
             for e in exprs:
                 used |= e.free_symbols
@@ -363,12 +368,19 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
             f"{name!r} has no constraints, so the {field} field is its Euler–Lagrange field; use "
             "field 'euler-lagrange'."
         )
+    holonomic = tuple(getattr(system, "holonomic", ()))
     if field == "chetaev":
-        return _chetaev_system(system, values, name)
-    nh = regular_nonholonomic(system, dependent=dependent)
-    if field == "nonholonomic":
-        return from_nonholonomic(nh.field(), values=values, name=name)
-    return from_vakonomic(VakonomicSystem(nh).field(), values=values, name=name)
+        ode = _chetaev_system(system, values, name)
+    else:
+        nh = regular_nonholonomic(system, dependent=dependent)
+        if field == "nonholonomic":
+            ode = from_nonholonomic(nh.field(), values=values, name=name)
+        else:
+            ode = from_vakonomic(VakonomicSystem(nh).field(), values=values, name=name)
+    if not holonomic:
+        return ode
+    return _replace(ode, holonomic=holonomic, time=ode.time or system.time, parameters=None,
+                    values={**ode.values, **values})
 
 
 def _chetaev_system(system, values, name) -> FirstOrderSystem:
