@@ -273,7 +273,7 @@ class CompiledSystem:
         missing = [u for u in self.control_names if u not in given]
         if missing:
             raise InputError(f"no value for the input(s) {', '.join(missing)}; give them as inputs={{name: "
-                             "function of (t, state) or number}} (--input NAME=EXPR on the command line).")
+                             "function of (t, state) or number} (--input NAME=EXPR on the command line).")
         return tuple(given[u] for u in self.control_names)
 
     @property
