@@ -187,10 +187,12 @@ def _cmd_simulate(args, out) -> int:
     dependent = None
     if args.dependent:
         dependent = [d.strip() for d in args.dependent.split(",") if d.strip()]
-        unknown = [d for d in dependent if d not in names]
+        quasi = [v.name for v in system.bundle.quasi_velocities]
+        unknown = [d for d in dependent if d not in names and d not in quasi]
         if unknown:
-            raise SimulationError(f"--dependent: {', '.join(unknown)} not coordinates; use some of {', '.join(names)}.")
-        dependent = [names.index(d) for d in dependent]
+            raise SimulationError(f"--dependent: {', '.join(unknown)} not coordinates or quasi-velocities; use some "
+                                  f"of {', '.join(dict.fromkeys(names + quasi))}.")
+        dependent = [quasi.index(d) if d in quasi else names.index(d) for d in dependent]
     q0 = _numbers(args.q0, "--q0", len(names), names)
     qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
     t0 = time.perf_counter()

@@ -79,20 +79,23 @@ class System:
             names = [f"{prefix}{i + 1}" for i in range(n)]
             if not taken & (set(names) | {f"{x}_dot" for x in names}):
                 break
+        if getattr(spec, "quasi_velocities", None):
+            names = list(spec.quasi_velocities)
         bundle = TangentBundle(frame, quasi_velocities=names)
         time = getattr(spec, "time", None)
         holonomic = tuple(getattr(spec, "holonomic", ()))
+        natural = _natural_in(bundle)
         return cls(
             name=spec.name,
             chart=chart,
             frame=frame,
             bundle=bundle,
             lagrangian=Lagrangian(bundle, spec.lagrangian),
-            constraints=tuple(spec.constraints) + differentiated(chart, holonomic, time),
+            constraints=tuple(natural(c) for c in spec.constraints) + differentiated(chart, holonomic, time),
             values=dict(spec.values),
             time=time,
             symmetry=getattr(spec, "symmetry", None),
-            forces=_forces_of(spec, chart, bundle, time),
+            forces=_forces_of(spec, chart, bundle, time, natural),
             holonomic=holonomic,
         )
 
@@ -194,13 +197,26 @@ def differentiated(chart: Chart, holonomic, time=None) -> tuple:
     return tuple(out)
 
 
-def _forces_of(spec, chart, bundle, time):
+def _natural_in(bundle):
+    """Expressions in the file's quasi-velocity names rewritten in ``q_dot`` (``v^i = θ^i_A q̇^A``)."""
+    v = set(bundle.quasi_velocities)
+
+    def natural(e):
+        e = sp.sympify(e)
+        return bundle.to_natural(e) if e.free_symbols & v else e
+
+    return natural
+
+
+def _forces_of(spec, chart, bundle, time, natural=lambda e: e):
     """The :class:`Forces` of a spec's ``forces``, ``frame_forces``, ``dissipation`` and ``inputs`` (or None)."""
     Q, FF = getattr(spec, "forces", None), getattr(spec, "frame_forces", None)
     R, inputs = getattr(spec, "dissipation", None), tuple(getattr(spec, "inputs", ()))
     if Q is None and FF is None and R is None and not inputs:
         return None
-    total = list(Q) if Q is not None else [sp.S.Zero] * chart.dim
+    total = [natural(e) for e in Q] if Q is not None else [sp.S.Zero] * chart.dim
+    FF = None if FF is None else [natural(e) for e in FF]
+    R = None if R is None else natural(R)
     if FF is not None:
         th = bundle.frame.coframe
         for A in range(chart.dim):

@@ -51,6 +51,7 @@ from ..constraints.linear import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
 from .forces import Forces, forcing_terms
+from .frame_language import adapted_names, dependent_indices, natural_constraints
 from .lagrangian import Lagrangian, constrained_problem, hamel_in_kernel
 from ..algebra.printing import latex
 
@@ -73,8 +74,10 @@ class NonholonomicSystem:
         adapted frame is built from it (:meth:`LinearConstraints.adapted_frame`
         with ``base`` = the Lagrangian's frame).
     dependent : sequence, optional
-        Base quasi-velocity indices (or coordinates, for a coordinate base) to
+        Base quasi-velocities (indices, names, or coordinates for a coordinate base) to
         solve the constraints for when the adapted frame is built.
+    free : sequence, optional
+        Alternatively the base quasi-velocities to keep free (by name or index).
     forces : Forces or sequence, optional
         Non-potential forces (:class:`~anholo.dynamics.forces.Forces`, or the generalized
         forces ``Q_A``, one per coordinate): Lagrange–d'Alembert with forces,
@@ -122,9 +125,13 @@ class NonholonomicSystem:
     _source_lagrangian: Lagrangian = field(default=None, repr=False)
     forces: Forces = None
     time: sp.Symbol = None
+    free: tuple = None
 
     def __post_init__(self):
         L = self.lagrangian
+        if isinstance(L, Lagrangian) and not isinstance(self.constraints, LinearConstraints):
+            # constraints in the frame's quasi-velocities (e.g. "w - a*omega") are rewritten in q_dot
+            object.__setattr__(self, "constraints", natural_constraints(L.bundle, list(self.constraints)))
         chart, C = constrained_problem(L, self.constraints, LinearConstraints,
                                        lambda chart, c: LinearConstraints.from_expressions(chart, list(c)))
         object.__setattr__(self, "constraints", C)
@@ -136,17 +143,18 @@ class NonholonomicSystem:
             C.check_adapted(self.frame)
             frame = self.frame if self.frame.rank_D == C.rank_D else self.frame.with_rank_D(C.rank_D)
         else:
-            dep = None if self.dependent is None else tuple(self.dependent)
+            dep = dependent_indices(L.bundle, self.dependent, self.free)
             frame = C.adapted_frame(base=L.frame, dependent=dep)
         object.__setattr__(self, "frame", frame)
         object.__setattr__(self, "_source_lagrangian", L)
         if frame is not L.frame and frame != L.frame:
-            bundle = TangentBundle(frame, quasi_velocities=L.bundle.quasi_velocities)
+            # names that keep their meaning (positional for the default v1..vn)
+            bundle = TangentBundle(frame, quasi_velocities=adapted_names(L.bundle, frame))
             try:  # in the kernel, whose field and elements Γ_nh then reuses
                 L, context = L._in_frame_in_kernel(bundle, extra=C.inhomogeneous)
                 self.__dict__["_kernel_context"] = context
             except Unsupported:
-                L = L.in_frame(frame, quasi_velocities=L.bundle.quasi_velocities)
+                L = L.in_frame(frame, quasi_velocities=bundle.quasi_velocities)
         object.__setattr__(self, "lagrangian", L)
 
     def __getstate__(self):

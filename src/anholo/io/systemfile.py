@@ -54,6 +54,11 @@ frame_forces : array of n strings, optional
 dissipation : string, optional
     A Rayleigh dissipation function ``R(q, q_dot, t)``; it adds ``-dR/dq_dot^A``
     to the forces.
+quasi_velocities : array of n strings, optional
+    Names of the frame's quasi-velocities ``v^i = θ^i(q_dot)`` (default
+    ``v1 .. vn``).  The Lagrangian, constraints and forces may use them
+    (frame language: ``constraints = ["w - a*omega"]``); names keep their
+    meaning when an adapted frame is built.
 holonomic : array of strings, optional
     Configuration constraints ``f(q, t) = 0`` (no velocities); they are
     differentiated into kinematic constraints, and simulations are kept on
@@ -119,6 +124,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "frame_forces",
     "dissipation",
     "holonomic",
+    "quasi_velocities",
 )
 
 _REQUIRED_FIELDS: tuple[str, ...] = ("name", "coordinates", "lagrangian")
@@ -197,6 +203,8 @@ class SystemSpec:
     frame_forces: tuple[sp.Expr, ...] | None = None
     dissipation: sp.Expr | None = None
     holonomic: tuple[sp.Expr, ...] = ()
+    #: Names of the frame's quasi-velocities (real symbols), or None for the default ``v1 .. vn``.
+    quasi_velocities: tuple[sp.Symbol, ...] | None = None
 
     def __post_init__(self) -> None:
         # Keep the values read-only whatever mapping was passed.
@@ -237,6 +245,8 @@ class SystemSpec:
         if self.time is not None:
             out[self.time.name] = self.time
         for sym in self.inputs:
+            out[sym.name] = sym
+        for sym in self.quasi_velocities or ():
             out[sym.name] = sym
         return out
 
@@ -376,6 +386,7 @@ class SystemSpec:
             "frame_forces": None if self.frame_forces is None else [str(c) for c in self.frame_forces],
             "dissipation": None if self.dissipation is None else str(self.dissipation),
             "holonomic": [str(c) for c in self.holonomic],
+            "quasi_velocities": None if self.quasi_velocities is None else [str(v) for v in self.quasi_velocities],
         }
 
     def __str__(self) -> str:
@@ -757,6 +768,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
 
     time = reader.time(names)
     inputs = _read_inputs(reader, names)
+    quasi = _read_quasi_velocities(reader, names, len(coords))
     lagrangian = reader.expression("lagrangian", data["lagrangian"], names, numbers=True)
     used_inputs = sorted(s.name for s in lagrangian.free_symbols & set(inputs))
     if used_inputs:
@@ -795,7 +807,28 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         frame_forces=frame_forces,
         dissipation=dissipation,
         holonomic=holonomic,
+        quasi_velocities=quasi,
     )
+
+
+def _read_quasi_velocities(reader: _Reader, names: dict, n: int) -> tuple | None:
+    """``quasi_velocities = ["u", "w", "omega"]``: n names of the frame's quasi-velocities (added to ``names``)."""
+    if "quasi_velocities" not in reader.data:
+        return None
+    value = reader.data["quasi_velocities"]
+    if not isinstance(value, list) or len(value) != n or not all(isinstance(v, str) for v in value):
+        raise reader.fail("quasi_velocities", f"expected an array of {n} names, one per frame vector X_1..X_{n}; "
+                          f"got {value!r}.")
+    out = []
+    for i, name in enumerate(value):
+        reader.check_name("quasi_velocities", i, name)
+        if name in names:
+            raise reader.fail(f"quasi_velocities[{i}]", f"{name!r} is already declared; quasi-velocities need "
+                              "their own names.")
+        sym = sp.Symbol(name, real=True)
+        names[name] = sym
+        out.append(sym)
+    return tuple(out)
 
 
 def _read_inputs(reader: _Reader, names: dict) -> tuple:
