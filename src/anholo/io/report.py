@@ -354,8 +354,6 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra])
 
     def vakonomic():
-        if affine():
-            raise _NotApplicable("the vakonomic field is implemented for linear constraints; these are affine")
         return VakonomicSummary.of(nh())
 
     builders = {

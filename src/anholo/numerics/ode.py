@@ -281,7 +281,8 @@ def from_vakonomic(field_, *, values: Mapping | None = None, name: str = "") -> 
     va, lam = nh.free_velocities, vak.multipliers
     n, m = nh.n, nh.m
     X = F.vectors
-    qdot = tuple(sp.Add(*[X[al, A] * va[al] for al in range(m) if X[al, A] != 0]) for A in range(n))
+    vC = nh.velocities_on_C  # (v^α, β^a): affine constraints move q along X_a β^a too
+    qdot = tuple(sp.Add(*[X[i, A] * vC[i] for i in range(n) if X[i, A] != 0 and vC[i] != 0]) for A in range(n))
     M = sp.Matrix(nh.form_matrix)
     written_in = tuple(sp.Symbol(f"{s.name}_written0", real=True) for s in lam)
     identity = M == sp.eye(M.rows)
