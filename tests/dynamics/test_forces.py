@@ -362,3 +362,18 @@ def test_simulation_with_an_input_matches_the_hand_integrated_multiplier_method(
         assert np.max(np.abs(traj.constraint_residuals())) < 1e-8
     with pytest.raises(InputError, match="no value for the input"):
         simulate(from_system(system, "nonholonomic"), 1.0, q0, u0)
+
+
+def test_bundled_sleigh_with_motor_obeys_newton_euler():
+    """Newton–Euler by hand (lateral contact force λ at the blade, a behind the centre of mass):
+    m(u̇ − wω) = −c u, m(ẇ + uω) = −c w + λ, I ω̇ = τ − kω − aλ with w = aω give
+    m u̇ = m a ω² − c u and (I + m a²) ω̇ = τ − kω − m a u ω − c a² ω."""
+    system = System.load("sleigh_with_motor")
+    nh = system.nonholonomic(dependent=[1])
+    u, om = nh.free_velocities
+    assert (u.name, om.name) == ("u", "omega")
+    m, I, a, c, k = system.chart.parameters
+    (tau,) = system.inputs
+    ud, omd = nh.field().accelerations
+    assert sp.simplify(ud - (a * om**2 - c * u / m)) == 0
+    assert sp.simplify(omd - (tau - k * om - m * a * u * om - c * a**2 * om) / (I + m * a**2)) == 0

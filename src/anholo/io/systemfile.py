@@ -227,6 +227,12 @@ class SystemSpec:
         return len(self.coordinates)
 
     @property
+    def has_loads(self) -> bool:
+        """True if the file declares forces, frame forces, a dissipation function or inputs."""
+        return (self.forces is not None or self.frame_forces is not None or self.dissipation is not None
+                or bool(self.inputs))
+
+    @property
     def names(self) -> dict[str, Any]:
         """Every declared name: coordinates, velocities, parameters, functions.
 
