@@ -36,6 +36,7 @@ import sympy as sp
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
 from ..algebra import (
+    size_exceeds,
     free_symbols,
     invert,
     numeric_value,
@@ -299,12 +300,16 @@ class NonholonomicSystem:
         if dG is None:
             raise self._irregular()
         v, p = self.free_velocities, self._momenta_on_C
-        gamma = tuple(reduce_if_cheap(G + d, 400) for G, d in zip(base.accelerations, dG))
+
+        def clean(e):  # one normal form for the sum (the forcing terms come from another route)
+            return tidy(e) if not size_exceeds(e, 1500) else reduce_if_cheap(e, 400)
+
+        gamma = tuple(clean(G + d) for G, d in zip(base.accelerations, dG))
         mu = []
         for a, mu_a in enumerate(base.multipliers):
             pa = p[m + a]
             extra = sp.Add(*[d * pa.diff(va) for d, va in zip(dG, v) if d != 0]) - phi[m + a]
-            mu.append(reduce_if_cheap(mu_a + extra, 400))
+            mu.append(clean(mu_a + extra))
         return NonholonomicField(self, gamma, base.constrained_rates, tuple(mu))
 
     # --- Γ_nh --------------------------------------------------------------------------------

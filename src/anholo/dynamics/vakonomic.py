@@ -40,6 +40,11 @@ __all__ = ["VakonomicSystem", "VakonomicField"]
 class VakonomicSystem:
     """The vakonomic problem of a constrained Lagrangian system (THEORY §5).
 
+    Affine constraints ``v^a = β^a(q)`` (a ball on a rotating table) are treated by the same
+    multiplication rule with the extended Lagrangian ``L + λ_b (v^b − β^b)``: each equation gains
+    the term ``λ_b X_j(β^b)``, and the motion runs on C, where ``v^a = β^a``, with
+    ``v^j = (v^α, β^a)``.
+
     Parameters
     ----------
     constrained : NonholonomicSystem
@@ -47,10 +52,6 @@ class VakonomicSystem:
     multipliers : sequence of Symbol or str, optional
         Names of the multipliers ``λ_a`` (frame components, w.r.t. ``θ^a``);
         default ``lambda1, lambda2, …``.
-
-    Affine constraints ``v^a = β^a(q)`` (a ball on a rotating table) are treated by the same
-    multiplication rule, ``L̄ = L + λ_b (v^b − β^b)``: each equation gains ``λ_b X_j(β^b)``
-    (from ``−X_j(L̄)``) and the motion runs on ``C = {v^a = β^a}`` with ``v^j = (v^α, β^a)``.
 
     Examples
     --------
