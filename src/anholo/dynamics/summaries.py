@@ -278,21 +278,26 @@ class VakonomicSummary(ReportBlock):
     multipliers: tuple
     q_ddot: dict
     lambda_dot: tuple
+    forced: bool = False
 
     key = "vakonomic"
     title = "Vakonomic dynamics"
+    _FORCES_NOTE = ("with the forces added, E(L + lambda*phi) = Q: a convention, forces do not come from a "
+                    "variational principle (docs/forces.rst)")
 
     @classmethod
     def of(cls, nh: NonholonomicSystem) -> "VakonomicSummary":
         vak = VakonomicSystem(nh)
         qdd, rates = vak.field().in_written_multipliers()
-        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates))
+        forced = getattr(nh, "forces", None) is not None and not nh.forces.is_zero
+        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates), forced)
 
     def payload(self, p: Presenter) -> dict:
         return {"vakonomic": {
             "multipliers": [lam.name for lam in self.multipliers],
             "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
             "lambda_dot": [p.present(e) for e in self.lambda_dot],
+            **({"forces": self._FORCES_NOTE} if self.forced else {}),
         }}
 
     def _rule(self) -> str:
@@ -300,6 +305,8 @@ class VakonomicSummary(ReportBlock):
 
     def text_lines(self, p: Presenter) -> list:
         lines = [f"Euler-Lagrange equations of L + {self._rule()}, on C:"]
+        if self.forced:
+            lines.insert(0, f"({self._FORCES_NOTE})")
         lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         lines += [f"  {lam}_dot = {p.text(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)]
         return lines

@@ -146,6 +146,7 @@ class Report:
             "parameters": [p.name for p in s.chart.parameters],
             "quasi_velocities": [v.name for v in s.bundle.quasi_velocities],
             "lagrangian": str(self.presenter.present(s.lagrangian.natural_expr())),
+            **_loads_header(s),
         }
 
     def _reserved(self) -> set:
@@ -208,6 +209,15 @@ class Report:
         if s.chart.parameters:
             lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
         lines.append(f"L = {self._wide().text(s.lagrangian.natural_expr())}")
+        loads = _loads_header(s)
+        if "forces" in loads:
+            lines.append("Forces:      " + ", ".join(f"Q_{q.name} = {Q}" for q, Q in zip(s.chart.coordinates,
+                                                                                         loads["forces"])))
+        if "inputs" in loads:
+            lines.append("Inputs:      " + ", ".join(loads["inputs"]))
+        if "holonomic" in loads:
+            lines.append("Holonomic:   " + ", ".join(f"{f} = 0" for f in loads["holonomic"])
+                         + " (differentiated into the constraints)")
         summary = self.summary_lines()
         if summary:
             lines += ["", "Summary", "-------"] + [f"  {x}" for x in summary]
@@ -255,6 +265,19 @@ class Report:
     def _repr_latex_(self):
         return self.to_latex()
 
+
+
+def _loads_header(system) -> dict:
+    """Forces, inputs and holonomic constraints of a system for the JSON header (only those it has)."""
+    out = {}
+    forces = getattr(system, "forces", None)
+    if forces is not None:
+        out["forces"] = [str(Q) for Q in forces.total]
+        if forces.inputs:
+            out["inputs"] = [u.name for u in forces.inputs]
+    if getattr(system, "holonomic", ()):
+        out["holonomic"] = [str(f) for f in system.holonomic]
+    return out
 
 
 def _constraint_kind(system) -> str | None:
