@@ -19,6 +19,7 @@ import sympy as sp
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import latex
 from ..geometry.frame import Frame
+from ..errors import IrregularLagrangianError
 from .forces import forcing_terms
 from .lagrangian import Lagrangian
 from .nonholonomic import NonholonomicSystem
@@ -120,6 +121,10 @@ class EulerLagrangeSummary(ReportBlock):
             field = L.euler_lagrange_field(forces=forces, time=time)
             return cls(L, True, hamel, tuple(field.accelerations), dict(field.natural_accelerations()),
                        constrained=constrained)
+        if forces is not None or time is not None:
+            raise IrregularLagrangianError(
+                "the Lagrangian is singular and has forces or depends on time; the general solution of the "
+                "Cartan equation is implemented for the unforced, time-independent problem only.")
         return cls(L, False, hamel, cartan=L.euler_lagrange_field_cartan(), constrained=constrained)
 
     def payload(self, p: Presenter) -> dict:

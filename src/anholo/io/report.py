@@ -356,6 +356,9 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         return cache["nh"]
 
     def chaplygin():
+        if getattr(system, "forces", None) is not None or getattr(system, "lagrangian_time", None) is not None:
+            raise _NotApplicable("the Chaplygin reduction is implemented for time-independent systems without "
+                                 "non-potential forces")
         if "chaplygin" not in cache:
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, nh(), system)
@@ -370,7 +373,7 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             try:
                 block = chaplygin()
                 extra = block.sections if block is not None else ()
-            except AnholoError:
+            except (AnholoError, _NotApplicable):
                 extra = ()
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
