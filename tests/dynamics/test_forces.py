@@ -377,3 +377,26 @@ def test_bundled_sleigh_with_motor_obeys_newton_euler():
     ud, omd = nh.field().accelerations
     assert sp.simplify(ud - (a * om**2 - c * u / m)) == 0
     assert sp.simplify(omd - (tau - k * om - m * a * u * om - c * a**2 * om) / (I + m * a**2)) == 0
+
+
+def test_chaplygin_block_does_not_apply_with_forces(capsys):
+    """The Chaplygin reduction is for unforced systems: with forces the block says so (not a failure, exit 0)."""
+    from anholo.cli import main
+
+    text = open(resolve_system("nonholonomic_particle").source, encoding="utf-8").read()
+    assert "[symmetry]" in text
+    head, tail = text.split("[symmetry]", 1)
+    if "[values]" in head:
+        head = head.replace("[values]", 'forces = ["-x_dot", "0", "0"]\n\n[values]', 1)
+    else:
+        head = head + 'forces = ["-x_dot", "0", "0"]\n\n'
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="anholo-forces-"), "particle.toml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(head + "[symmetry]" + tail)
+    code = main(["analyze", path, "--quiet", "--sections", "nonholonomic,chaplygin"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "chaplygin: does not apply" in out and "Forces:" in out
