@@ -16,16 +16,16 @@ the components ``F_i = ⟨Q, X_i⟩ = X_i^A Q_A`` (written in the quasi-velociti
 The fields take the forces where their principle allows (docs/forces.rst):
 
 * Euler–Lagrange / Hamel (Lagrange–d'Alembert principle with forces, Hamel 1904;
-  Bloch 2003, §3.8): ``d/dt p_i − X_i(L) + R^k_ij v^j p_k = F_i``;
+  Bloch 2003): ``d/dt p_i − X_i(L) + R^k_ij v^j p_k = F_i``;
 * Lagrange–d'Alembert with constraints (Bloch et al. 1996): the same equations for
   the indices α of D, the constraint indices carry the multipliers,
   ``d/dt p_a − X_a(L) + R^k_aj v^j p_k = F_a + μ_a``, i.e. in coordinates
   ``W q̈ = F + Q + Aᵀλ``;
-* Chetaev's rule: ``E_A(L) = Q_A + λ_ν ∂φ^ν/∂q̇^A`` (Rumyantsev 1978);
+* Chetaev's rule: ``E_A(L) = Q_A + λ_ν ∂φ^ν/∂q̇^A`` (docs/chetaev.rst);
 * vakonomic dynamics: forces do *not* come from a variational principle; anholo adds
   them to the Euler–Lagrange equations of the extended Lagrangian ``L + λ_a φ^a``,
-  ``E_A(L + λ_a φ^a) = Q_A`` (the convention of forced/controlled vakonomic systems,
-  e.g. Bloch 2003, §7.3; Cortés, de León, Martín de Diego & Martínez 2002).
+  ``E_A(L + λ_a φ^a) = Q_A`` — a convention of anholo (the forces enter as in the
+  Lagrange–d'Alembert equations), not a consequence of a variational principle.
 
 For a Lagrangian that depends on the time the same equations hold with
 ``d/dt p_i`` including ``∂p_i/∂t``; the energy ``E_L = v^i p_i − L`` then obeys the
@@ -34,7 +34,7 @@ constraint forces of linear stationary constraints do no work).
 
 Every rate is affine in the inputs when the forces are: ``Γ = f_0 + Σ_k u_k g_k``
 (:func:`control_affine`), the control-affine form of nonlinear control
-(Nijmeijer & van der Schaft 1990; Bloch 2003, §4.1).
+(Nijmeijer & van der Schaft 1990; Bloch 2003).
 """
 
 from __future__ import annotations
