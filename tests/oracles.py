@@ -343,10 +343,10 @@ def nonlinear_constrained_solution(L, q, u, constraints, point, forces=None, bet
     return sol[:n], sol[n:]
 
 
-def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, time=None):
-    """Vakonomic ``E_A(L + λ_ν φ^ν) = 0`` for nonlinear φ, by hand: with ``L̄ = L + λφ``,
+def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, time=None, forces=None):
+    """Vakonomic ``E_A(L + λ_ν φ^ν) = Q_A`` for nonlinear φ, by hand (``Q = 0`` unless ``forces``): with ``L̄ = L + λφ``,
 
-        [[∂²L̄/∂u∂u, Jᵀ], [J, 0]] [q̈; λ̇] = [∂L̄/∂q − (∂²L̄/∂u∂q)·u − ∂²L̄/∂u∂t; −(∂φ/∂q)·u − ∂φ/∂t].
+        [[∂²L̄/∂u∂u, Jᵀ], [J, 0]] [q̈; λ̇] = [∂L̄/∂q − (∂²L̄/∂u∂q)·u − ∂²L̄/∂u∂t + Q; −(∂φ/∂q)·u − ∂φ/∂t].
 
     Returns ``(q̈, λ̇)`` at ``point`` (covering q, u, λ, parameters).
     """
@@ -355,7 +355,8 @@ def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, tim
     Lb = L + sum(l * c for l, c in zip(lam, constraints))
     W = sp.Matrix(n, n, lambda A, B: sp.diff(Lb, u[A], u[B]))
     F = sp.Matrix([sp.diff(Lb, q[A]) - sum(sp.diff(Lb, u[A], q[B]) * u[B] for B in range(n))
-                   - (sp.diff(Lb, u[A], time) if time is not None else 0) for A in range(n)])
+                   - (sp.diff(Lb, u[A], time) if time is not None else 0)
+                   + (sp.sympify(forces[A]) if forces is not None else 0) for A in range(n)])
     J = sp.Matrix(k, n, lambda a, A: sp.diff(constraints[a], u[A]))
     rhs_c = sp.Matrix([-sum(sp.diff(c, q[C]) * u[C] for C in range(n)) - (sp.diff(c, time) if time is not None else 0)
                        for c in constraints])

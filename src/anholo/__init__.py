@@ -35,6 +35,7 @@ from .constraints import KinematicConstraints, LinearConstraints
 from .dynamics import (
     CartanSolution,
     DynamicsComparison,
+    Forces,
     HamelEquations,
     Lagrangian,
     NonholonomicField,
@@ -85,4 +86,5 @@ __all__ = [
     "VakonomicSystem",
     "VakonomicField",
     "SectionField",
+    "Forces",
 ]

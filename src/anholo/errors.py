@@ -33,6 +33,8 @@ __all__ = [
     "IntegrationError",
     "PlotError",
     "ReportError",
+    "InputError",
+    "HolonomicConstraintError",
 ]
 
 
@@ -154,3 +156,13 @@ class PlotError(AnholoError):
 class ReportError(AnholoError):
     """A report cannot be made as asked (an unknown section name), or a block of it does not
     apply to the system (e.g. consistency for affine constraints)."""
+
+
+class InputError(AnholoError):
+    """Forces or control inputs that cannot be used as given: a force list of the wrong length, an
+    input that is also a parameter, dynamics that are not affine in the inputs, a missing input callable."""
+
+
+class HolonomicConstraintError(ConstraintError):
+    """A holonomic constraint ``f(q, t) = 0`` that cannot be used: it depends on velocities, is
+    dependent on the others, or its surface cannot be reached from the given initial data."""
