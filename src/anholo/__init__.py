@@ -11,6 +11,7 @@ from .errors import (
     DimensionError,
     FrameNotAdaptedError,
     IrregularLagrangianError,
+    MechanicsModelError,
     NonlinearConstraintError,
     SingularFrameError,
     SystemFileError,
@@ -46,6 +47,8 @@ from .dynamics import (
     solve_cartan_equation,
 )
 
+from .io.mechanics import MechanicsModel, from_mechanics
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -55,6 +58,7 @@ __all__ = [
     "FrameNotAdaptedError",
     "DimensionError",
     "IrregularLagrangianError",
+    "MechanicsModelError",
     "NonlinearConstraintError",
     "SingularFrameError",
     "SystemFileError",
@@ -85,4 +89,6 @@ __all__ = [
     "VakonomicSystem",
     "VakonomicField",
     "SectionField",
+    "MechanicsModel",
+    "from_mechanics",
 ]
