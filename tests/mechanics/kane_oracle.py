@@ -64,14 +64,39 @@ def kane_points(KM, values, count, seed, spread=1.0):
     return out
 
 
-def compare(model, KM, values, count=3, seed=0, spread=1.0):
-    """Largest relative deviation of anholo's q̈ (Γ_nh) from KanesMethod's at ``count`` points of C."""
-    fld = model.field()
-    acc = fld.natural_accelerations(natural=True)
+def multiplier_accelerations(L, q, qd, p, constraints):
+    """``q̈(q, q̇, p)`` of the coordinate multiplier method ``[[W, −Aᵀ], [A, 0]] [q̈; λ] = [F; −(∂(A q̇)/∂q) q̇]``
+    (``W = ∂²L/∂q̇²``, ``F = ∂L/∂q − ∂²L/∂q̇∂q q̇``), evaluated numerically (compiled with lambdify)."""
+    n, m = len(q), len(constraints)
+    Lu = [L.diff(u) for u in qd]
+    W = sp.Matrix(n, n, lambda A, B: Lu[A].diff(qd[B]))
+    F = sp.Matrix([L.diff(q[A]) - sum(Lu[A].diff(q[B]) * qd[B] for B in range(n)) for A in range(n)])
+    Amat = sp.Matrix(m, n, lambda a, A: constraints[a].diff(qd[A]))
+    rc = sp.Matrix([-sum(c.diff(q[B]) * qd[B] for B in range(n)) for c in constraints])
+    f = sp.lambdify((q, qd, p), [W, F, Amat, rc], cse=True, modules="numpy")
+
+    def acc(qv, qdv, pv):
+        Wv, Fv, Av, rv = (np.array(x, float) for x in f(qv, qdv, pv))
+        K = np.block([[Wv, -Av.T], [Av, np.zeros((m, m))]])
+        return np.linalg.solve(K, np.concatenate([Fv.ravel(), rv.ravel()]))[:n]
+
+    return acc
+
+
+def compare(model, KM, values, count=3, seed=0, spread=1.0, route="field"):
+    """Largest relative deviation of anholo's q̈ from KanesMethod's at ``count`` points of C.
+
+    ``route="field"``: anholo's Γ_nh (natural accelerations); ``route="multipliers"``: the model's L and
+    constraints through :func:`multiplier_accelerations` (checks the model, not anholo's field).
+    """
     chart = model.chart
     q, qd, p = list(chart.coordinates), list(chart.velocities), list(chart.parameters)
     pv = [values[next(k for k in values if str(k) == s.name)] for s in p]
-    fa = sp.lambdify((q, qd, p), [acc[x] for x in q], cse=True, modules="numpy")
+    if route == "field":
+        acc = model.field().natural_accelerations(natural=True)
+        fa = sp.lambdify((q, qd, p), [acc[x] for x in q], cse=True, modules="numpy")
+    else:
+        fa = multiplier_accelerations(model.lagrangian.natural_expr(), q, qd, p, list(model.constraints))
     A = sp.Matrix([[c.diff(v) for v in qd] for c in model.constraints])
     fA = sp.lambdify((q, p), A, modules="numpy")
     rate = {}  # added wheel angles: q̇ = the speed named here

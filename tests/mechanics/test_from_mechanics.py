@@ -241,3 +241,8 @@ def test_inconsistent_angular_velocity_is_an_error():
     body = RigidBody("B", O, A, m, (inertia(A, 1, 1, 1), O))
     with pytest.raises(MechanicsModelError, match="angular velocity"):
         from_mechanics(N, bodies=[body], coordinates=[q], speeds=[u], kd_eqs=[q.diff() - u])
+
+
+def test_disc_model_through_the_multiplier_method(disc):
+    KM, values, model = disc
+    assert compare(model, KM, values, count=3, seed=8, route="multipliers") < 1e-9

@@ -386,17 +386,17 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
 
     Examples
     --------
-    A particle on a spring in a plane (gravity along N.y; the Cartesian origin is fixed):
+    A particle in a vertical plane (gravity along −N.y; the Cartesian origin is fixed):
 
     >>> import sympy as sp
     >>> from sympy.physics.mechanics import ReferenceFrame, Point, Particle, dynamicsymbols
     >>> x, y = dynamicsymbols("x y")
-    >>> m, g, k = sp.symbols("m g k")
+    >>> m, g = sp.symbols("m g")
     >>> N = ReferenceFrame("N"); O = Point("O"); O.set_vel(N, 0)
     >>> P = O.locatenew("P", x*N.x + y*N.y)
     >>> model = from_mechanics(N, bodies=[Particle("p", P, m)], loads=[(P, -m*g*N.y)], coordinates=[x, y])
     >>> model.lagrangian.natural_expr()
-    -g*m*y + m*x_dot**2/2 + m*y_dot**2/2
+    -g*m*y + m*(x_dot**2 + y_dot**2)/2
     """
     me = _mech()
     kw = dict(frame=frame, bodies=tuple(bodies), loads=tuple(loads), coordinates=tuple(coordinates),
