@@ -18,7 +18,8 @@ from sympy.physics.mechanics import (KanesMethod, Point, ReferenceFrame, RigidBo
                                      dynamicsymbols, inertia)
 
 
-def rolling_disc():
+def rolling_disc(motor=False):
+    """With ``motor=True``, also a torque ``Tm L.y`` on the disc and a drag ``−c v`` at its centre."""
     q1, q2, q3, u1, u2, u3 = dynamicsymbols('q1 q2 q3 u1 u2 u3')
     r, m, g = symbols('r m g')
     N = ReferenceFrame('N')
@@ -34,10 +35,15 @@ def rolling_disc():
     I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
     kd = [dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
     ForceList = [(Dmc, - m * g * Y.z)]
+    values = {r: 0.26, m: 3.43, g: 9.81}
+    if motor:
+        Tm, c = symbols('Tm c')
+        ForceList += [(R, Tm * L.y), (Dmc, -c * Dmc.vel(N))]
+        values.update({Tm: 0.7, c: 0.4})
     BodyD = RigidBody('BodyD', Dmc, R, m, (I, Dmc))
     KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
     KM.kanes_equations([BodyD], ForceList)
-    return KM, {r: 0.26, m: 3.43, g: 9.81}
+    return KM, values
 
 
 def rolling_disc_contact():

@@ -246,3 +246,66 @@ def test_inconsistent_angular_velocity_is_an_error():
 def test_disc_model_through_the_multiplier_method(disc):
     KM, values, model = disc
     assert compare(model, KM, values, count=3, seed=8, route="multipliers") < 1e-9
+
+
+def test_from_a_sympy_system_equals_kanes():
+    """The test_kane5 rolling disc collected in a ``sympy.physics.mechanics.System`` instead."""
+    from sympy.physics.mechanics import System
+    from sympy.physics.mechanics.tests.test_kane5 import _create_rolling_disc
+
+    props = _create_rolling_disc()
+    system = System(props["frame"])
+    system.add_coordinates(*props["q_ind"])
+    system.add_speeds(*props["u_ind"])
+    system.add_speeds(*props["u_dep"], independent=False)
+    system.add_kdes(*props["kdes"])
+    system.add_nonholonomic_constraints(*props["fnh"])
+    system.add_bodies(*props["bodies"])
+    system.add_loads(*props["loads"])
+    model = from_mechanics(system)
+    KM = KanesMethod(props["frame"], props["q_ind"], props["u_ind"], props["kdes"], u_dependent=props["u_dep"],
+                     velocity_constraints=props["fnh"], bodies=props["bodies"], forcelist=props["loads"],
+                     constraint_solver="LU")
+    KM.kanes_equations()
+    g, r, m = sp.symbols("g r m")
+    assert compare(model, KM, {g: 9.81, r: 0.26, m: 3.43}, count=3, seed=11) < 1e-9
+
+
+def test_disc_motor_forces_are_kanes_active_forces_on_D():
+    """``F_r = Σ_A (Q_A − ∂V/∂q^A) ∂q̇^A/∂u_r`` on C: Kane's generalized active forces of a rolling disc with a
+    motor torque and a drag, from anholo's generalized forces and potential."""
+    KM, values = rolling_disc(motor=True)
+    model = from_mechanics(KM, values=values)
+    assert model.has_forces
+    t = dynamicsymbols._t
+    us = sp.symbols("s1:4", real=True)  # Kane's speeds as plain symbols
+    to_s = dict(zip(KM.u, us))
+
+    def kane_expr(e):
+        return e.xreplace(to_s).xreplace(model.symbols)
+
+    kdd = KM.kindiffdict()
+    names = [q.name for q in model.chart.coordinates]
+    vel = dict(zip(names, model.chart.velocities))
+    qdot = {vel[q.func.__name__]: kane_expr(kdd[q.diff(t)]) for q in KM.q}
+    on_C = sp.solve([c.xreplace(qdot) for c in model.constraints], [vel["x"], vel["y"]], dict=True)[0]
+    qdot.update(on_C)
+    gen = [model.forces[A] - model.potential_energy.diff(q) for A, q in enumerate(model.chart.coordinates)]
+    fr_kane = KM._form_fr(KM.loads)
+    rng = random.Random(0)
+    for r_, s in enumerate(us):
+        mine = sp.Add(*[g.xreplace(qdot) * qdot[v].diff(s) for g, v in zip(gen, model.chart.velocities)])
+        diff = mine - kane_expr(fr_kane[r_])
+        for _ in range(2):
+            pt = {x: rng.uniform(-1, 1) for x in diff.free_symbols}
+            assert abs(numeric_value(diff, pt)) < 1e-10
+
+
+def test_disc_motor_field_equals_kanes():
+    KM, values = rolling_disc(motor=True)
+    model = from_mechanics(KM, values=values)
+    try:
+        model.field()
+    except MechanicsModelError as e:
+        pytest.skip(f"this anholo's nonholonomic field has no forces yet: {e}")
+    assert compare(model, KM, values, count=3, seed=9) < 1e-9

@@ -31,8 +31,9 @@ the angular velocities the model sets are checked to be the derivatives of the o
 (``ω̂ = Ṙ Rᵀ`` at random points).  T is then computed from the true velocities,
 ``T = Σ ½ m v_P·v_P + ½ ω_B·I_B·ω_B``; V is the potential of the forces that are constant in N
 (``V = −F·r_P``, gravity) plus the bodies' ``potential_energy``; the other loads give
-``Q_A = Σ F·∂v_P/∂q̇^A + Σ τ·∂ω_B/∂q̇^A`` with the model's velocities (Kane's partial velocities,
-Kane & Levinson (1985) §4.4).  On the constraint distribution D these are Kane's generalized
+``Q_A = Σ F·∂v_P/∂q̇^A + Σ τ·∂ω_B/∂q̇^A`` (Kane's partial velocities, Kane & Levinson (1985) §4.4; at
+a mass centre of the true velocity, at another point of the velocity the model states — a material
+point such as a wheel's contact point).  On the constraint distribution D these are Kane's generalized
 active forces, so Γ_nh (docs/nonholonomic.rst) and Kane's equations have the same solutions.
 
 The way back: :attr:`MechanicsModel.mass_matrix_full` and :attr:`MechanicsModel.forcing_full`
@@ -127,6 +128,7 @@ class MechanicsModel:
     added: dict
     symbols: dict = field(repr=False)
     values: dict = None
+    dynamic_speeds: dict = field(default=None, repr=False)
 
     # --- reading sympy expressions ------------------------------------------------------------
     def convert(self, expr) -> sp.Expr:
@@ -134,12 +136,7 @@ class MechanicsModel:
         me = _mech()
         if isinstance(expr, me.Vector):
             return _vmap(expr, self.convert)
-        speeds = {k: v for k, v in self._speed_map.items()}
-        return sp.sympify(expr).xreplace(speeds).xreplace(self.symbols)
-
-    @cached_property
-    def _speed_map(self) -> dict:
-        return self.__dict__.get("_speeds_dyn", {})
+        return sp.sympify(expr).xreplace(self.dynamic_speeds or {}).xreplace(self.symbols)
 
     @property
     def has_forces(self) -> bool:
@@ -301,10 +298,10 @@ class MechanicsModel:
                  f"{', '.join(q.name for q in self.chart.coordinates)}"]
         lines += [f"  added {q}: {why}" for q, why in self.added.items()]
         lines.append(f"  T, V: {dag_size(self.kinetic_energy)}, {dag_size(self.potential_energy)} nodes")
-        lines += [f"  constraint {c} = 0" for c in self.constraints]
-        lines += [f"  holonomic {c} = 0" for c in self.holonomic]
+        lines += [f"  constraint {_short(c)} = 0" for c in self.constraints]
+        lines += [f"  holonomic {_short(c)} = 0" for c in self.holonomic]
         if self.has_forces:
-            lines += [f"  Q_{q.name} = {f}" for q, f in zip(self.chart.coordinates, self.forces)]
+            lines += [f"  Q_{q.name} = {_short(f)}" for q, f in zip(self.chart.coordinates, self.forces)]
         return "\n".join(lines)
 
     def as_latex(self) -> str:
@@ -315,6 +312,11 @@ class MechanicsModel:
 
     def _repr_latex_(self):
         return "$" + self.as_latex() + "$"
+
+
+def _short(e, limit: int = 160) -> str:
+    text = str(e)
+    return text if len(text) <= limit else f"<expression of {dag_size(e)} nodes>"
 
 
 # --- reading the model --------------------------------------------------------------------------
@@ -626,7 +628,10 @@ class _Builder:
             if constant and loc in roots and (loc in mass_centres or self._consistent(loc, true_velocity, vconv, conv)):
                 V -= conv(F.dot(position(loc)))
                 continue
-            v = vconv(loc.vel(N))
+            # partial velocities: of the true velocity at a mass centre (equal to the model's on D, and
+            # right off D too, where the multipliers live), of the model's velocity elsewhere (a material
+            # point of a body, such as a wheel's contact point)
+            v = true_velocity(loc) if loc in mass_centres else vconv(loc.vel(N))
             for A, qd in enumerate(qdots):
                 Q[A] += conv(F.dot(v.diff(qd, N)))
 
@@ -684,8 +689,7 @@ class _Builder:
             name=self.name, chart=chart, lagrangian=L, kinetic_energy=T, potential_energy=V,
             constraints=tuple(kept), holonomic=tuple(hol), forces=tuple(Q), speeds=speeds,
             added={sym[q]: why for q, why in self.added.items()}, symbols=symbols,
-            values=_named_values(self.values))
-        model.__dict__["_speeds_dyn"] = dict(umap)
+            values=_named_values(self.values), dynamic_speeds=dict(umap))
         return model
 
     def _consistent(self, P, true_velocity, vconv, conv) -> bool:
