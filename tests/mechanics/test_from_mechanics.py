@@ -62,6 +62,7 @@ def test_disc_with_contact_coordinates_equal_kanes():
     KM, values = rolling_disc_contact()
     model = from_mechanics(KM, values=values)
     assert [q.name for q in model.chart.coordinates] == ["q1", "q2", "q3", "q4", "q5"]  # the ground point is fixed
+    assert [q.name for q in model.dependent] == ["q4", "q5"]  # Kane's dependent speeds u4 = q4', u5 = q5'
     assert compare(model, KM, values, count=4, seed=5) < 1e-9
 
 

@@ -111,6 +111,10 @@ class MechanicsModel:
         ``{name of speed: expression in (q, q_dot)}``: the model's speeds ``u = g(q, q̇)``.
     added : dict
         ``{added coordinate: why}`` (wheel angles, root positions).
+    dependent : tuple or None
+        Coordinates whose velocities the constraints are solved for by default: the added root
+        positions and the coordinates of the model's dependent speeds (Kane's choice), when these
+        are as many as the constraints.
     symbols : dict
         ``{sympy object of the model: anholo symbol}`` (``q1(t) → q1``, ``q1'(t) → q1_dot``,
         parameters → real symbols of the same name).
@@ -129,6 +133,7 @@ class MechanicsModel:
     symbols: dict = field(repr=False)
     values: dict = None
     dynamic_speeds: dict = field(default=None, repr=False)
+    dependent: tuple = None
 
     # --- reading sympy expressions ------------------------------------------------------------
     def convert(self, expr) -> sp.Expr:
@@ -152,6 +157,7 @@ class MechanicsModel:
             If the model has non-potential loads and this anholo has no forces in
             :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem` yet.
         """
+        dependent = self.dependent if dependent is None else dependent
         kwargs = {"dependent": dependent} if dependent is not None else {}
         if self.has_forces:
             if "forces" not in {f.name for f in dataclasses.fields(NonholonomicSystem)}:
@@ -335,13 +341,14 @@ def _from_source(source, kw: dict) -> dict:
         out = dict(frame=source._inertial, coordinates=list(source.q), speeds=u, kd_eqs=kd,
                    velocity_constraints=vel, holonomic_constraints=list(source._f_h),
                    bodies=list(source.bodies or ()), loads=list(source.loads or ()),
-                   independent_speeds=len(u) - len(vel))
+                   independent_speeds=len(u) - len(vel), dependent_speeds=list(source._udep))
     elif isinstance(source, me.System):
         vel = list(source.nonholonomic_constraints)
         out = dict(frame=source.frame, coordinates=list(source.q), speeds=list(source.u), kd_eqs=list(source.kdes),
                    velocity_constraints=vel, holonomic_constraints=list(source.holonomic_constraints),
                    bodies=list(source.bodies), loads=list(source.loads),
-                   independent_speeds=len(source.u) - len(vel) - len(source.holonomic_constraints))
+                   independent_speeds=len(source.u) - len(vel) - len(source.holonomic_constraints),
+                   dependent_speeds=list(source.u_dep))
     else:
         raise MechanicsModelError(
             f"from_mechanics reads a KanesMethod, a System or a ReferenceFrame with keywords, not {type(source).__name__}.")
@@ -404,10 +411,11 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
     kw = dict(frame=frame, bodies=tuple(bodies), loads=tuple(loads), coordinates=tuple(coordinates),
               speeds=tuple(speeds), kd_eqs=tuple(kd_eqs), velocity_constraints=tuple(velocity_constraints),
               holonomic_constraints=tuple(holonomic_constraints))
-    expected = None
+    expected, dep_speeds = None, ()
     if source is not None and not isinstance(source, me.ReferenceFrame):
         spec = _from_source(source, kw)
         expected = spec.pop("independent_speeds")
+        dep_speeds = spec.pop("dependent_speeds")
     else:
         spec = dict(kw)
         if source is not None:
@@ -416,14 +424,15 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
         raise MechanicsModelError("from_mechanics needs the inertial frame: from_mechanics(N, bodies=..., ...).")
     if not spec["bodies"]:
         raise MechanicsModelError("from_mechanics needs bodies (RigidBody or Particle): bodies=[...].")
-    return _Builder(name=name, values=values, origin=origin, expected=expected, **spec).build()
+    return _Builder(name=name, values=values, origin=origin, expected=expected, dependent_speeds=dep_speeds,
+                    **spec).build()
 
 
 class _Builder:
     """The steps of :func:`from_mechanics`, in the order of the module docstring."""
 
     def __init__(self, frame, bodies, loads, coordinates, speeds, kd_eqs, velocity_constraints,
-                 holonomic_constraints, name, values, origin, expected):
+                 holonomic_constraints, name, values, origin, expected, dependent_speeds=()):
         me = _mech()
         self.me, self.N, self.t = me, frame, me.dynamicsymbols._t
         self.bodies, self.loads = list(bodies), list(loads)
@@ -433,6 +442,7 @@ class _Builder:
         self.vel = [sp.sympify(e) for e in velocity_constraints]
         self.hol = [sp.sympify(e) for e in holonomic_constraints]
         self.name, self.values, self.origin, self.expected = name, values, origin, expected
+        self.dependent_speeds = list(dependent_speeds)
         self.added = {}
         self.rng = random.Random(1)
 
@@ -683,13 +693,17 @@ class _Builder:
         chart = Chart(chart_q, velocities=qdots, parameters=sorted(psub.values(), key=lambda s: s.name))
         L = Lagrangian(Frame.coordinate(chart), T - V)
         speeds = {_name(s): conv(g).xreplace(psub) for s, g in umap.items()}
+        dependent = [sym[X] for X in self.q if X in self.added and "-coordinate" in self.added[X]]
+        dependent += [conv(umap[s]) for s in self.dependent_speeds if s in umap]
+        dependent = [chart_q[qdots.index(d)] if d in qdots else d for d in dependent]
+        dependent = tuple(dependent) if len(set(dependent)) == k and set(dependent) <= set(chart_q) else None
         symbols = dict(sym)
         symbols.update(psub)
         model = MechanicsModel(
             name=self.name, chart=chart, lagrangian=L, kinetic_energy=T, potential_energy=V,
             constraints=tuple(kept), holonomic=tuple(hol), forces=tuple(Q), speeds=speeds,
             added={sym[q]: why for q, why in self.added.items()}, symbols=symbols,
-            values=_named_values(self.values), dynamic_speeds=dict(umap))
+            values=_named_values(self.values), dynamic_speeds=dict(umap), dependent=dependent)
         return model
 
     def _consistent(self, P, true_velocity, vconv, conv) -> bool:
