@@ -20,6 +20,7 @@ __all__ = [
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
+    "MechanicsModelError",
     "SectionError",
     "SymmetryError",
     "NonFreeActionError",
@@ -33,7 +34,6 @@ __all__ = [
     "IntegrationError",
     "PlotError",
     "ReportError",
-    "MechanicsModelError",
 ]
 
 
@@ -92,6 +92,13 @@ class UnknownSymbolError(SystemFileError):
 
 class UnknownExampleError(AnholoError):
     """A name is neither an existing file nor a bundled example."""
+
+
+class MechanicsModelError(AnholoError):
+    """A sympy.physics.mechanics model that cannot be turned into an anholo system as given
+    (a speed without kinematic equation, an angular velocity that is not the derivative of its
+    frame's orientation, a time-dependent model, constraints that leave the wrong number of
+    degrees of freedom)."""
 
 
 class SimulationError(AnholoError):
@@ -155,10 +162,3 @@ class PlotError(AnholoError):
 class ReportError(AnholoError):
     """A report cannot be made as asked (an unknown section name), or a block of it does not
     apply to the system (e.g. consistency for affine constraints)."""
-
-
-class MechanicsModelError(AnholoError):
-    """A sympy.physics.mechanics model that cannot be turned into an anholo system as given
-    (a speed without kinematic equation, an angular velocity that is not the derivative of its
-    frame's orientation, a time-dependent model, constraints that leave the wrong number of
-    degrees of freedom)."""
