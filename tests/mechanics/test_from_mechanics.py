@@ -333,3 +333,30 @@ def test_toml_with_forces_reads_back():
         d = mine.xreplace({s: by_name[s.name] for s in mine.free_symbols if s.name in by_name}) - read
         pt = {s: rng.uniform(0.2, 1.0) for s in d.free_symbols}
         assert abs(numeric_value(d, pt)) < 1e-12
+
+
+def _nonminimal_pendulum():
+    """A particle on a circle of radius l in Cartesian coordinates: y dependent, x² + y² − l² = 0."""
+    x, y, ux, uy = dynamicsymbols("x y u_x u_y")
+    m, l, g = sp.symbols("m l g")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, ux * N.x + uy * N.y)
+    KM = KanesMethod(N, q_ind=[x], u_ind=[ux], kd_eqs=[x.diff() - ux, y.diff() - uy], q_dependent=[y],
+                     configuration_constraints=[x**2 + y**2 - l**2], u_dependent=[uy],
+                     velocity_constraints=[x * ux + y * uy])
+    KM.kanes_equations([Particle("p", P, m)], [(P, -m * g * N.y)])
+    return KM, {m: 1.3, l: 1.0, g: 9.81}
+
+
+def test_nonminimal_pendulum_equals_kanes_and_keeps_its_holonomic_constraint():
+    KM, values = _nonminimal_pendulum()
+    model = from_mechanics(KM, values=values)
+    assert [q.name for q in model.chart.coordinates] == ["x", "y"]
+    assert len(model.holonomic) == 1 and len(model.constraints) == 1
+    assert model.nonholonomic_constraints == ()  # the velocity constraint is the derivative of the holonomic one
+    text = model.to_toml()
+    assert "holonomic = [" in text and "constraints = [" not in text
+    assert compare(model, KM, values, count=3, seed=2, spread=0.8) < 1e-9

@@ -143,6 +143,18 @@ class MechanicsModel:
             return _vmap(expr, self.convert)
         return sp.sympify(expr).xreplace(self.dynamic_speeds or {}).xreplace(self.symbols)
 
+    @cached_property
+    def nonholonomic_constraints(self) -> tuple:
+        """The velocity constraints not implied by the derivatives ``ḟ = ∂f/∂q q̇`` of the holonomic ones
+        (what a system file lists under ``constraints`` beside ``holonomic``)."""
+        if not self.holonomic:
+            return self.constraints
+        q, u = self.chart.coordinates, self.chart.velocities
+        fdot = [sp.Add(*[f.diff(x) * v for x, v in zip(q, u)]) for f in self.holonomic]
+        point = random_point(set(q) | set(self.chart.parameters), random.Random(4))
+        kept = _independent(fdot + list(self.constraints), list(u), point)
+        return tuple(c for c in kept[len(_independent(fdot, list(u), point)):])
+
     @property
     def has_forces(self) -> bool:
         return any(f != 0 for f in self.forces)
@@ -252,7 +264,9 @@ class MechanicsModel:
 
         Keys: ``coordinates``, ``parameters``, ``lagrangian``, ``constraints``, and, when present,
         ``holonomic = ["f(q)", …]`` and ``forces = ["Q_1", …]`` (one per coordinate) and
-        ``[values]`` (``[signs]`` marks parameters with negative values as ``real``).
+        ``[values]`` (``[signs]`` marks parameters with negative values as ``real``).  With holonomic
+        constraints, ``constraints`` lists :attr:`nonholonomic_constraints` (a file's holonomic
+        constraints are differentiated into D by the reader).
         """
 
         def s(e):
@@ -266,8 +280,8 @@ class MechanicsModel:
                  "coordinates = [" + ", ".join(f'"{q.name}"' for q in self.chart.coordinates) + "]",
                  "parameters = [" + ", ".join(f'"{p.name}"' for p in self.chart.parameters) + "]",
                  f'lagrangian = """\n{s(self.lagrangian.natural_expr())}\n"""']
-        if self.constraints:
-            lines.append("constraints = " + arr(self.constraints))
+        if self.nonholonomic_constraints:
+            lines.append("constraints = " + arr(self.nonholonomic_constraints))
         if self.holonomic:
             lines.append("holonomic = " + arr(self.holonomic))
         if self.has_forces:
