@@ -360,3 +360,22 @@ def test_nonminimal_pendulum_equals_kanes_and_keeps_its_holonomic_constraint():
     text = model.to_toml()
     assert "holonomic = [" in text and "constraints = [" not in text
     assert compare(model, KM, values, count=3, seed=2, spread=0.8) < 1e-9
+
+
+def test_added_coordinates_avoid_the_models_names():
+    """A length called ``x`` in the model: the contact point's coordinates get other names."""
+    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
+    x, m, g = sp.symbols("x m g")  # the disc's radius is called x here
+    N = ReferenceFrame("N")
+    Y = N.orientnew("Y", "Axis", [q1, N.z])
+    L = Y.orientnew("L", "Axis", [q2, Y.x])
+    R = L.orientnew("R", "Axis", [q3, L.y])
+    C = Point("C")
+    C.set_vel(N, 0)
+    Dmc = C.locatenew("Dmc", x * L.z)
+    Dmc.v2pt_theory(C, N, R)
+    disc = RigidBody("disc", Dmc, R, m, (inertia(L, m * x**2 / 4, m * x**2 / 2, m * x**2 / 4), Dmc))
+    model = from_mechanics(N, bodies=[disc], loads=[(Dmc, -m * g * N.z)], coordinates=[q1, q2, q3])
+    names = [q.name for q in model.chart.coordinates]
+    assert names[:3] == ["q1", "q2", "q3"] and "x" not in names and len(names) == 5
+    assert "x" in [p.name for p in model.chart.parameters]

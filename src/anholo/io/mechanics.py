@@ -474,12 +474,26 @@ class _Builder:
 
     @cached_property
     def _parameter_names(self) -> set:
+        """Symbols of the model (masses, inertias, lengths in positions, loads), so added coordinates avoid them."""
+        me = self.me
+
+        def of_vector(v):
+            return set().union(*(M.free_symbols for M, _F in v.args)) if v.args else set()
+
         out = set()
         for b in self.bodies:
-            out |= {s for s in sp.sympify(b.mass).free_symbols}
+            P = b.masscenter
+            out |= sp.sympify(b.mass).free_symbols
+            for X in self._tree(P):
+                for v in X._pos_dict.values():
+                    out |= of_vector(v)
+            if isinstance(b, me.RigidBody):
+                out |= set().union(*(sp.sympify(c).free_symbols for c, _a, _b in b.central_inertia.args))
+        for load in self.loads:
+            out |= of_vector(load[1])
         for e in self.kd + self.vel + self.hol:
             out |= e.free_symbols
-        return out - {self.t}
+        return {s for s in out if isinstance(s, sp.Symbol)} - {self.t}
 
     # --- speeds -------------------------------------------------------------------------------
     def _solve_kd(self) -> dict:
