@@ -379,3 +379,20 @@ def test_added_coordinates_avoid_the_models_names():
     names = [q.name for q in model.chart.coordinates]
     assert names[:3] == ["q1", "q2", "q3"] and "x" not in names and len(names) == 5
     assert "x" in [p.name for p in model.chart.parameters]
+
+
+def test_model_renders_itself(disc):
+    KM, values, model = disc
+    text = str(model)
+    assert "added x: x-coordinate of the point C in N" in text and "constraint q3_dot*r*cos(q1) - x_dot = 0" in text
+    d = model.to_dict()
+    assert d["coordinates"] == ["q1", "q2", "q3", "x", "y"] and len(d["constraints"]) == 2
+    assert sp.sympify(d["potential_energy"]).free_symbols  # g*m*r*cos(q2), as text
+    assert model.as_latex().startswith("\\begin{aligned}") and "x_{dot}" not in model.as_latex()
+
+
+def test_ode_function_needs_values():
+    KM, values = rolling_disc()
+    model = from_mechanics(KM)  # no values
+    with pytest.raises(MechanicsModelError, match="no values for the parameters"):
+        model.ode_function()
