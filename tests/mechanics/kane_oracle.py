@@ -95,6 +95,14 @@ def compare(model, KM, values, count=3, seed=0, spread=1.0, route="field"):
     if route == "field":
         acc = model.field().natural_accelerations(natural=True)
         fa = sp.lambdify((q, qd, p), [acc[x] for x in q], cse=True, modules="numpy")
+    elif route == "form":  # the model's own multiplier form M ẋ = F, solved numerically
+        M, F, states = model.multiplier_form()
+        nlam = len(states) - 2 * len(q)
+        fM = sp.lambdify((q, qd, p, states[2 * len(q):]), [M, F], cse=True, modules="numpy")
+
+        def fa(qv, qdv, pv):
+            Mv, Fv = (np.array(a, float) for a in fM(qv, qdv, pv, [0.0] * nlam))
+            return np.linalg.solve(Mv, Fv.ravel())[len(q):2 * len(q)]
     else:
         fa = multiplier_accelerations(model.lagrangian.natural_expr(), q, qd, p, list(model.constraints))
     A = sp.Matrix([[c.diff(v) for v in qd] for c in model.constraints])

@@ -47,3 +47,10 @@ def test_bicycle_is_one_call_and_completed(bicycle):
 def test_bicycle_accelerations_equal_kanes(bicycle):
     KM, values, model = bicycle
     assert compare(model, KM, values, count=3, seed=1, spread=0.5, route="multipliers") < 1e-9
+
+
+@pytest.mark.slow
+def test_bicycle_multiplier_form_equals_kanes(bicycle):
+    """The model's own PyDy-style multiplier form ``M ẋ = F`` (no adapted frame needed) against Kane."""
+    KM, values, model = bicycle
+    assert compare(model, KM, values, count=2, seed=4, spread=0.5, route="form") < 1e-9

@@ -229,12 +229,32 @@ class MechanicsModel:
         """``(q̇ = X_j v^j on C, F)`` (KanesMethod's ``forcing_full``)."""
         return sp.Matrix(list(self.field().velocity_field()) + list(self.forcing))
 
-    def ode_function(self, values: Mapping | None = None):
-        """``f(t, x) → ẋ`` for the state :attr:`states`, from Γ_nh, for ``scipy.integrate.solve_ivp``.
+    def ode_function(self, values: Mapping | None = None, route: str = "field"):
+        """``f(t, x) → ẋ`` for ``scipy.integrate.solve_ivp``.
 
+        ``route="field"``: the state is :attr:`states` ``(q, v^α)`` and ``ẋ`` is Γ_nh.
+        ``route="multipliers"``: the state is ``(q, q̇)`` and ``q̈`` is solved numerically from
+        :meth:`multiplier_form` at each call (no symbolic field: usable for large models such as the
+        bicycle; the constraints hold to the integrator's accuracy, as in any index-1 formulation).
         ``values`` maps parameter names or symbols to numbers (default: the model's values).
         """
         vals = self._values(values)
+        if route == "multipliers":
+            W, F, A, rc = self._multiplier_parts
+            q, u = self.chart.coordinates, self.chart.velocities
+            n, k = len(q), A.rows
+            fn = sp.lambdify((q, u), [M.xreplace(vals) for M in (W, F, A, rc)], modules="numpy", cse=True)
+
+            def f(t, x):
+                Wv, Fv, Av, rv = (np.array(m, dtype=float) for m in fn(x[:n], x[n:]))
+                Av = Av.reshape(k, n)
+                K = np.block([[Wv, -Av.T], [Av, np.zeros((k, k))]])
+                acc = np.linalg.solve(K, np.concatenate([Fv.ravel(), rv.ravel()]))[:n]
+                return np.concatenate([np.asarray(x[n:], dtype=float), acc])
+
+            return f
+        if route != "field":
+            raise MechanicsModelError(f"route={route!r}: use 'field' or 'multipliers'.")
         fld = self.field()
         rhs = [e.xreplace(vals) for e in list(fld.velocity_field()) + list(fld.accelerations)]
         fn = sp.lambdify(self.states, rhs, modules="math", cse=True)
@@ -243,6 +263,45 @@ class MechanicsModel:
             return np.array(fn(*x), dtype=float)
 
         return f
+
+    @cached_property
+    def _multiplier_parts(self) -> tuple:
+        """``(W, F, A, r)``: ``W = ∂²L/∂q̇∂q̇``, ``F = ∂L/∂q − (∂²L/∂q̇∂q) q̇ + Q``, ``A = ∂φ/∂q̇``,
+        ``r = −(∂φ/∂q) q̇`` (the differentiated constraints ``A q̈ = r``)."""
+        L = self.lagrangian.natural_expr()
+        q, u = self.chart.coordinates, self.chart.velocities
+        n = len(q)
+        Lu = [L.diff(v) for v in u]
+        W = sp.Matrix(n, n, lambda a, b: Lu[a].diff(u[b]) if a <= b else 0)
+        W = W + W.T - sp.diag(*[W[a, a] for a in range(n)])
+        F = sp.Matrix([L.diff(q[a]) - sp.Add(*[Lu[a].diff(q[b]) * u[b] for b in range(n)]) + self.forces[a]
+                       for a in range(n)])
+        A = sp.Matrix(len(self.constraints), n, lambda a, b: self.constraints[a].diff(u[b]))
+        r = sp.Matrix([-sp.Add(*[c.diff(q[b]) * u[b] for b in range(n)]) for c in self.constraints])
+        return W, F, A, r
+
+    def multiplier_form(self) -> tuple:
+        """``(M, F, x)`` with ``M ẋ = F`` for the state ``x = (q, q̇, λ)``: the coordinate multiplier method
+        of Lagrange–d'Alembert (LagrangesMethod's ``mass_matrix_full``/``forcing_full`` layout),
+
+        ``[[1, 0, 0], [0, W, −Aᵀ], [0, A, 0]] (q̇, q̈, λ) = (q̇, ∂L/∂q − (∂²L/∂q̇∂q) q̇ + Q, −(∂φ/∂q) q̇)``,
+
+        i.e. ``E_A(L) = Q_A + λ_a ∂φ_a/∂q̇^A`` with the constraints differentiated once (Neimark &
+        Fufaev (1972) Ch. III; docs/theory.rst for the sign of λ).  It needs no adapted frame, so it is
+        cheap for large models; its "λ-rows" are algebraic (the last block of ``ẋ`` is not a derivative).
+        """
+        W, F, A, r = self._multiplier_parts
+        q, u = list(self.chart.coordinates), list(self.chart.velocities)
+        n, k = len(q), A.rows
+        lam = list(sp.symbols(f"lambda_1:{k + 1}", real=True)) if k else []
+        M = sp.zeros(2 * n + k, 2 * n + k)
+        M[:n, :n] = sp.eye(n)
+        M[n:2 * n, n:2 * n] = W
+        if k:
+            M[n:2 * n, 2 * n:] = -A.T
+            M[2 * n:, n:2 * n] = A
+        rhs = sp.Matrix(u + list(F) + list(r))
+        return M, rhs, tuple(q + u + lam)
 
     def _values(self, values) -> dict:
         given = dict(self.values or {})
