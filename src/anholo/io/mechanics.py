@@ -38,7 +38,9 @@ active forces, so Γ_nh (docs/nonholonomic.rst) and Kane's equations have the sa
 
 The way back: :attr:`MechanicsModel.mass_matrix_full` and :attr:`MechanicsModel.forcing_full`
 (``M(x) ẋ = F(x)`` in the state ``x = (q, v^α)`` of Γ_nh, as KanesMethod and PyDy write it) and
-:meth:`MechanicsModel.ode_function` (a numerical ``f(t, x)`` for :func:`scipy.integrate.solve_ivp`).
+:meth:`MechanicsModel.ode_function` (a numerical ``f(t, x)`` for :func:`scipy.integrate.solve_ivp`);
+for large models :meth:`MechanicsModel.multiplier_form` (``W q̈ = F + Q + Aᵀλ``, ``A q̈ = −(∂φ/∂q) q̇``
+in LagrangesMethod's layout), which needs no adapted frame.
 """
 
 from __future__ import annotations
