@@ -9,7 +9,8 @@ the steps are timed in one run each (with a time limit):
   user already pays);
 * ``model``: ``anholo.from_mechanics(KM)`` (the completed configuration manifold, T, V, constraints);
 * ``frame``: ``model.nonholonomic()`` (the adapted frame and L in its quasi-velocities);
-* ``field``: ``.field()`` (Γ_nh on C).
+* ``field``: ``.field()`` (Γ_nh on C);
+* ``multiplier form``: ``model.multiplier_form()`` (``M ẋ = F`` in ``(q, q̇, λ)``, no adapted frame).
 
 Before a row is reported, the model's q̈ (coordinate multiplier method on its L and constraints,
 tests/mechanics/kane_oracle.py) is compared with KanesMethod's at 2 random points of C, and, if the
@@ -69,6 +70,7 @@ def main(argv=None) -> int:
         (KM, values), rec["kane"], _ = _timed(build, args.time_limit)
         model, rec["model"], _ = _timed(lambda: anholo.from_mechanics(KM, values=values), args.time_limit)
         dev_model = compare(model, KM, values, count=2, seed=1, spread=spread, route="multipliers")
+        _, rec["multiplier_form"], _ = _timed(model.multiplier_form, args.time_limit)
         if dev_model > 1e-8:
             raise SystemExit(f"{name}: the model's accelerations differ from KanesMethod's by {dev_model:.2e}")
         nh, rec["frame"], frame_out = _timed(model.nonholonomic, args.time_limit)
@@ -101,10 +103,10 @@ def main(argv=None) -> int:
         field = (f">{args.time_limit:.0f} (stopped)" if rec["timed_out"] else fmt("field"))
         rows.append([name, str(len(model.chart.coordinates)), str(len(model.constraints)), fmt("kane"),
                      fmt("model"), fmt("frame") if not (frame_out) else f">{args.time_limit:.0f} (stopped)",
-                     field, f"{dev_model:.1e}", f"{rec.get('field_deviation', float('nan')):.1e}"])
+                     field, fmt("multiplier_form"), f"{dev_model:.1e}", f"{rec.get('field_deviation', float('nan')):.1e}"])
         print(f"{name}: done", flush=True)
     print_aligned([["system", "n", "k", "KanesMethod [s]", "from_mechanics [s]", "adapted frame [s]",
-                    "field [s]", "model vs Kane", "field vs Kane"]] + rows)
+                    "field [s]", "multiplier form [s]", "model vs Kane", "field vs Kane"]] + rows)
     out["machine"] = machine_info(digest, load)
     out["time_limit"] = args.time_limit
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -6,13 +6,21 @@ tests/mechanics_models.py, with the benchmark values of Meijaard et al. (2007)):
 (the dependent pitch solved from the configuration constraint).  anholo's side is the model's
 Lagrangian and constraints through the coordinate multiplier method (tests/mechanics/kane_oracle.py),
 which checks the model (T from positions, V, the completed configuration manifold, the rolling
-constraints read off the velocities) independently of anholo's own field.
+constraints read off the velocities) independently of anholo's own field, and the model's own
+multiplier form.
+
+Published values: the benchmark bicycle is self-stable between 4.29 and 6.02 m/s (Meijaard et al.
+(2007), Table 2 and Fig. 3): a small lean dies out at 5 m/s and grows at 2 m/s in a simulation of the
+model's ODE (``ode_function(route="multipliers")``), which also stays on the constraints.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import sympy as sp
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
 
 from anholo import from_mechanics
 
@@ -54,3 +62,48 @@ def test_bicycle_multiplier_form_equals_kanes(bicycle):
     """The model's own PyDy-style multiplier form ``M ẋ = F`` (no adapted frame needed) against Kane."""
     KM, values, model = bicycle
     assert compare(model, KM, values, count=2, seed=4, spread=0.5, route="form") < 1e-9
+
+
+def _upright(model, v, lean):
+    """A state on C: rolling straight at speed v with a small lean (pitch from the holonomic constraint)."""
+    q, u = model.chart.coordinates, model.chart.velocities
+    names = [s.name for s in q]
+    pv = model._values(None)
+    fh = sp.lambdify(q, model.holonomic[0].xreplace(pv))
+    A = sp.lambdify(q, sp.Matrix([[c.diff(w) for w in u] for c in model.constraints]).xreplace(pv))
+    qv = np.zeros(len(q))
+    qv[names.index("q2")] = lean
+    i4 = names.index("q4")
+
+    def pitch(x):
+        y = qv.copy()
+        y[i4] = x
+        return fh(*y)
+
+    qv[i4] = brentq(pitch, -0.5, 0.5)
+    ud = np.zeros(len(q))
+    ud[names.index("q3")] = v / 0.3  # the rear wheel rolls at v (radius 0.3 m)
+    free = [names.index(n) for n in ("q2", "q3", "q5")]
+    dep = [i for i in range(len(q)) if i not in free]
+    Av = np.array(A(*qv), float)
+    ud[dep] = np.linalg.solve(Av[:, dep], -Av[:, free] @ ud[free])
+    return np.concatenate([qv, ud]), names, A, fh
+
+
+@pytest.mark.slow
+def test_bicycle_is_self_stable_at_5_and_falls_at_2_metres_per_second(bicycle):
+    KM, values, model = bicycle
+    f = model.ode_function(route="multipliers")
+    n = model.chart.dim
+    leans = {}
+    for v in (5.0, 2.0):
+        x0, names, A, fh = _upright(model, v, 0.01)
+        sol = solve_ivp(f, (0, 4), x0, rtol=1e-8, atol=1e-10, max_step=0.05)
+        assert sol.success
+        lean = sol.y[names.index("q2")]
+        leans[v] = np.abs(lean[sol.t > 3]).max()
+        if v == 5.0:  # on the constraints to the integrator's accuracy
+            end = sol.y[:, -1]
+            assert np.abs(np.array(A(*end[:n]), float) @ end[n:]).max() < 1e-8
+            assert abs(fh(*end[:n])) < 1e-8
+    assert leans[5.0] < 0.01 and leans[2.0] > 0.1
