@@ -418,3 +418,17 @@ def test_multiplier_ode_function_follows_the_field(disc):
     a = solve_ivp(f_field, (0, 0.5), x0, rtol=1e-11, atol=1e-12).y[:5, -1]
     b = solve_ivp(f_mult, (0, 0.5), y0, rtol=1e-11, atol=1e-12).y[:5, -1]
     assert np.allclose(a, b, atol=1e-7)
+
+
+def test_inconsistent_angular_velocity_of_a_position_frame_is_an_error():
+    """A frame used only to write a position (not a body's frame) is checked too."""
+    q, u = dynamicsymbols("q u")
+    m, l = sp.symbols("m l")
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [q, N.z])
+    A.set_ang_vel(N, 3 * u * N.z)  # q' = u, so this is wrong
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", l * A.x)
+    with pytest.raises(MechanicsModelError, match="angular velocity of A"):
+        from_mechanics(N, bodies=[Particle("p", P, m)], coordinates=[q], speeds=[u], kd_eqs=[q.diff() - u])

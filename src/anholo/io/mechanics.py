@@ -803,9 +803,15 @@ class _Builder:
         return all(abs(numeric_value(e, pt)) < 1e-10 for e in d)
 
     def _check_angular_velocities(self, conv) -> None:
-        """``ω_B`` as the model sets it equals ``(Ṙ Rᵀ)^∨`` (``R = N.dcm(B)``), at a random point."""
+        """``ω_B`` as the model sets it equals ``(Ṙ Rᵀ)^∨`` (``R = N.dcm(B)``), at a random point, for the
+        bodies' frames and the frames in which positions are written (their derivatives use ``ω``)."""
         t = self.t
-        for B in self._body_frames():
+        frames = list(self._body_frames())
+        for b in self.bodies:
+            for X in self._tree(b.masscenter):
+                for v in X._pos_dict.values():
+                    frames += [F for _M, F in v.args]
+        for B in dict.fromkeys(frames):
             if not self._dcm_known(B):
                 continue
             R = self.N.dcm(B)
