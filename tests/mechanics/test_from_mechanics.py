@@ -432,3 +432,32 @@ def test_inconsistent_angular_velocity_of_a_position_frame_is_an_error():
     P = O.locatenew("P", l * A.x)
     with pytest.raises(MechanicsModelError, match="angular velocity of A"):
         from_mechanics(N, bodies=[Particle("p", P, m)], coordinates=[q], speeds=[u], kd_eqs=[q.diff() - u])
+
+
+def test_system_with_gravity_and_an_actuator_equals_kanes():
+    """A damped pendulum as a ``System``: uniform gravity and a ``TorqueActuator`` (its loads are read)."""
+    from sympy.physics.mechanics import System, TorqueActuator
+
+    th, w = dynamicsymbols("theta omega")
+    m, l, g, c = sp.symbols("m l g c")
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [th, N.z])
+    A.set_ang_vel(N, w * N.z)
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", -l * A.y)
+    P.v2pt_theory(O, N, A)
+    bob = Particle("bob", P, m)
+    system = System(N, O)
+    system.add_coordinates(th)
+    system.add_speeds(w)
+    system.add_kdes(th.diff() - w)
+    system.add_bodies(bob)
+    system.apply_uniform_gravity(-g * N.y)
+    system.add_actuators(TorqueActuator(-c * w, N.z, A, N))
+    model = from_mechanics(system)
+    KM = KanesMethod(N, q_ind=[th], u_ind=[w], kd_eqs=[th.diff() - w])
+    KM.kanes_equations([bob], [(P, -m * g * N.y), (A, -c * w * N.z), (N, c * w * N.z)])
+    q = model.chart.coordinates[0]
+    kane = model.convert(KM._form_fr(KM.loads)[0])
+    assert sp.simplify(model.forces[0] - model.potential_energy.diff(q) - kane) == 0

@@ -421,7 +421,8 @@ def _from_source(source, kw: dict) -> dict:
         vel = list(source.nonholonomic_constraints)
         out = dict(frame=source.frame, coordinates=list(source.q), speeds=list(source.u), kd_eqs=list(source.kdes),
                    velocity_constraints=vel, holonomic_constraints=list(source.holonomic_constraints),
-                   bodies=list(source.bodies), loads=list(source.loads),
+                   bodies=list(source.bodies),
+                   loads=list(source.loads) + [ld for a in source.actuators for ld in a.to_loads()],
                    independent_speeds=len(source.u) - len(vel) - len(source.holonomic_constraints),
                    dependent_speeds=list(source.u_dep))
     else:
