@@ -100,7 +100,8 @@ def main(argv=None) -> int:
             v = rec.get(key)
             return "—" if v is None else f"{v:.1f}"
 
-        field = (f">{args.time_limit:.0f} (stopped)" if rec["timed_out"] else fmt("field"))
+        field = ("not reached" if frame_out else f">{args.time_limit:.0f} (stopped)" if rec["timed_out"]
+                 else fmt("field"))
         rows.append([name, str(len(model.chart.coordinates)), str(len(model.constraints)), fmt("kane"),
                      fmt("model"), fmt("frame") if not (frame_out) else f">{args.time_limit:.0f} (stopped)",
                      field, fmt("multiplier_form"), f"{dev_model:.1e}", f"{rec.get('field_deviation', float('nan')):.1e}"])
