@@ -11,6 +11,7 @@ from .errors import (
     DimensionError,
     FrameNotAdaptedError,
     IrregularLagrangianError,
+    MechanicsModelError,
     NonlinearConstraintError,
     SingularFrameError,
     SystemFileError,
@@ -47,6 +48,8 @@ from .dynamics import (
     solve_cartan_equation,
 )
 
+from .io.mechanics import MechanicsModel, from_mechanics
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -56,6 +59,7 @@ __all__ = [
     "FrameNotAdaptedError",
     "DimensionError",
     "IrregularLagrangianError",
+    "MechanicsModelError",
     "NonlinearConstraintError",
     "SingularFrameError",
     "SystemFileError",
@@ -87,4 +91,6 @@ __all__ = [
     "VakonomicField",
     "SectionField",
     "Forces",
+    "MechanicsModel",
+    "from_mechanics",
 ]

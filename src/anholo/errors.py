@@ -20,6 +20,7 @@ __all__ = [
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
+    "MechanicsModelError",
     "SectionError",
     "SymmetryError",
     "NonFreeActionError",
@@ -93,6 +94,13 @@ class UnknownSymbolError(SystemFileError):
 
 class UnknownExampleError(AnholoError):
     """A name is neither an existing file nor a bundled example."""
+
+
+class MechanicsModelError(AnholoError):
+    """A sympy.physics.mechanics model that cannot be turned into an anholo system as given
+    (a speed without kinematic equation, an angular velocity that is not the derivative of its
+    frame's orientation, a time-dependent model, constraints that leave the wrong number of
+    degrees of freedom)."""
 
 
 class SimulationError(AnholoError):
