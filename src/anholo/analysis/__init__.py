@@ -4,6 +4,15 @@ the comparison of the methods for nonlinear constraints, Chetaev diagnostics and
 along one motion (docs/consistency.rst, docs/chaplygin.rst, docs/chetaev.rst)."""
 
 from .chaplygin import ChaplyginSystem, ChaplyginVerdict, MomentumSection, MomentumSectionSearch
+from .chaplygin_symmetry import (
+    EquivarianceCheck,
+    FieldInvarianceCheck,
+    VakonomicMomentumCheck,
+    field_invariance,
+    momentum_equivariance,
+    multiplier_equivariance,
+    vakonomic_momenta,
+)
 from .consistency import (
     ConsistencyReport,
     ConsistencyVerdict,
@@ -37,4 +46,11 @@ __all__ = [
     "MomentumSection",
     "MomentumSectionSearch",
     "PfaffianConstraint",
+    "EquivarianceCheck",
+    "FieldInvarianceCheck",
+    "VakonomicMomentumCheck",
+    "momentum_equivariance",
+    "multiplier_equivariance",
+    "field_invariance",
+    "vakonomic_momenta",
 ]
