@@ -27,6 +27,7 @@ __all__ = [
     "NonInvariantLagrangianError",
     "NonInvariantDistributionError",
     "NotPrincipalConnectionError",
+    "ReductionError",
     "SimulationError",
     "MissingParameterError",
     "InitialStateError",
@@ -154,3 +155,8 @@ class PlotError(AnholoError):
 class ReportError(AnholoError):
     """A report cannot be made as asked (an unknown section name), or a block of it does not
     apply to the system (e.g. consistency for affine constraints)."""
+
+
+class ReductionError(SymmetryError):
+    """A Chaplygin system cannot be reduced as asked: no shape coordinates, a quantity that does not
+    descend to the shape space, or a reducing-multiplier test outside its hypotheses."""
