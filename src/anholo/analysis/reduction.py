@@ -287,15 +287,16 @@ class ChaplyginReduction:
         time_change = "dτ = N dt"
         if not exists:
             return ReducingMultiplier(False, w, curl, None, time_change, None, (), None)
-        logN = _potential(w, r)
-        N = None if logN is None else sp.simplify(sp.exp(logN))
+        det_g = reduce_if_cheap(g.det(), 400)
+        logN = _potential(w, r, det_g)
+        N = None if logN is None else sp.powsimp(sp.exp(logN))
         pt = tuple(sp.Symbol(f"pt_{s.name}", real=True) for s in r)
         H_tilde = density = None
         if N is not None:
             ginv = g.inv()
             kinetic = reduce_if_cheap(sp.Add(*[ginv[i, j] * pt[i] * pt[j] for i in range(2) for j in range(2)]) / 2, 400)
             H_tilde = kinetic / N**2 + V
-            density = sp.simplify(N * g.det())
+            density = sp.powsimp(N * det_g)
         return ReducingMultiplier(True, w, sp.S.Zero, N, time_change, H_tilde, pt, density)
 
     def __str__(self):
@@ -316,16 +317,24 @@ class ChaplyginReduction:
                 "reconstruction": {str(k): str(v) for k, v in self.reconstruction().items()}}
 
 
-def _potential(w, r):
-    """f with ``∂f/∂r^α = w_α`` (w closed), or None if sympy finds no closed form."""
+def _potential(w, r, det_g):
+    """f with ``∂f/∂r^α = w_α`` (w closed), or None if none is found in closed form.
+
+    First the Chaplygin form ``f = s ln det g`` (s a constant: the classical densities are powers
+    of det g), then sympy's manual integration, each checked by differentiation."""
+    logdet = [tidy(det_g.diff(x) / det_g) for x in r]
+    idx = next((i for i, d in enumerate(logdet) if not vanishes(d)), None)
+    if idx is not None:
+        s = tidy(w[idx] / logdet[idx])
+        if not s.free_symbols & set(r) and all(vanishes(wi - s * d) for wi, d in zip(w, logdet)):
+            return s * sp.log(det_g)
     try:
-        f1 = sp.integrate(w[0], r[0])
-        if f1.has(sp.Integral):
-            return None
+        f1 = sp.integrate(w[0], r[0], manual=True)
         rest = tidy(w[1] - f1.diff(r[1]))
-        f2 = sp.integrate(rest, r[1])
-        if f2.has(sp.Integral) or rest.has(r[0]) and not vanishes(rest.diff(r[0])):
-            return None
-        return sp.simplify(f1 + f2)
+        f2 = sp.integrate(rest, r[1], manual=True)
     except (NotImplementedError, ValueError, TypeError):
         return None
+    f = f1 + f2
+    if f.has(sp.Integral) or not all(vanishes(f.diff(x) - wi) for x, wi in zip(r, w)):
+        return None
+    return f
