@@ -78,7 +78,8 @@ def test_hamiltonised_flow_in_the_new_time_is_the_unreduced_motion(name):
     assert rm.exists and rm.multiplier is not None
     r, rd = red.shape, red.shape_velocities
     l = hand_reduced_lagrangian(S, red, vals)
-    assert sp.simplify(l - red.reduced_lagrangian.xreplace(vals)) == 0
+    diff = sp.lambdify(list(r) + list(rd), l - red.reduced_lagrangian.xreplace(vals))
+    assert all(abs(diff(*np.random.default_rng(s).uniform(-1, 1, 4))) < 1e-12 for s in range(3))
     g = sp.hessian(l, rd)
     V = -l.xreplace({s: 0 for s in rd})
     N = rm.multiplier.xreplace(vals)

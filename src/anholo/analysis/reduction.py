@@ -154,7 +154,7 @@ class ChaplyginReduction:
     >>> red.reduced_lagrangian
     x_dot**2*y**2/2 + x_dot**2/2 + y_dot**2/2
     >>> red.gyroscopic[0, 1]
-    -x_dot*y
+    x_dot*y
     >>> red.reducing_multiplier().multiplier
     1/sqrt(y**2 + 1)
     """
