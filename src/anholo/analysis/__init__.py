@@ -23,7 +23,7 @@ from .consistency import (
 from .section_search import Ansatz, SectionFamily, SectionSearch, polynomial_ansatz, search_sections
 from .sections import Section, zero_section
 from .trajectory_consistency import PfaffianConstraint
-from .variational import VariationalCheck, variational_check, variational_lagrangian
+from .variational import ConverseCheck, VariationalCheck, converse_check, variational_check, variational_lagrangian
 
 __all__ = [
     "Section",
@@ -36,6 +36,8 @@ __all__ = [
     "variational_lagrangian",
     "VariationalCheck",
     "variational_check",
+    "ConverseCheck",
+    "converse_check",
     "Ansatz",
     "polynomial_ansatz",
     "SectionFamily",
