@@ -49,6 +49,7 @@ from typing import Sequence
 import sympy as sp
 
 from ..algebra import free_symbols, solve_generic, tidy, vanishes
+from ..algebra.printing import tex_text
 from ..constraints.linear import LinearConstraints
 from ..errors import ConstraintError, DimensionError
 from ..geometry.chart import Chart
@@ -124,6 +125,13 @@ class TrajectoryVerdict:
             if self.free_directions:
                 out += f" + span{[list(d) for d in self.free_directions]}"
         return out
+
+    def as_latex(self) -> str:
+        head = "vakonomic" if self.vakonomic else "not vakonomic"
+        return r"\text{" + tex_text(f"The motion is {head}: {self.reason}") + "}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {"vakonomic": self.vakonomic, "compatible": self.compatible, "reason": self.reason,

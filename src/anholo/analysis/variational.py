@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..algebra import reduce_if_cheap, solve_square, vanishes, xreplace_dag
+from ..algebra.printing import tex_text
 from ..errors import IrregularLagrangianError, SectionError
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
@@ -198,10 +199,16 @@ class ConverseCheck:
 
     def __str__(self):
         if not self.tangent_to_C:
-            return "The Euler–Lagrange field of L_ρ is not tangent to C: the converse of Theorem 1 does not apply."
+            return "The Euler–Lagrange field of L_rho is not tangent to C: the converse of Theorem 1 does not apply."
         verdict = "is" if self.holds else "is NOT"
-        return (f"The Euler–Lagrange field of L_ρ is tangent to C and its restriction {verdict} the vakonomic "
-                f"field of the section σ = ρ|_C = {list(self.section)}, tangent to its image (T(σ) = 0).")
+        return (f"The Euler–Lagrange field of L_rho is tangent to C and its restriction {verdict} the vakonomic "
+                f"field of the section σ = rho|_C = {list(self.section)}, tangent to its image (T(σ) = 0).")
+
+    def as_latex(self) -> str:
+        return r"\text{" + tex_text(str(self)) + "}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {"tangent_to_C": self.tangent_to_C, "holds": self.holds, "section": [str(s) for s in self.section],
