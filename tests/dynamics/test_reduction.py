@@ -37,7 +37,7 @@ CASES = {
 def load(name):
     S = System.load(name)
     vals = {p: CASES[name].get(p.name, 1.0) for p in S.chart.parameters}
-    return S, ChaplyginReduction(S.chaplygin()), vals
+    return S, S.chaplygin().reduction(), vals
 
 
 @pytest.mark.parametrize("name", list(CASES))
