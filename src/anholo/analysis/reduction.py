@@ -43,7 +43,7 @@ import sympy as sp
 
 from ..algebra import free_symbols, numerically_zero, random_point, reduce_if_cheap, solve_square, tidy, vanishes
 from ..algebra.printing import latex
-from ..errors import DimensionError, ReductionError
+from ..errors import ReductionError
 
 __all__ = ["ChaplyginReduction", "ReducingMultiplier"]
 
