@@ -22,7 +22,7 @@ from .consistency import (
 )
 from .section_search import Ansatz, SectionFamily, SectionSearch, polynomial_ansatz, search_sections
 from .sections import Section, zero_section
-from .trajectory_consistency import PfaffianConstraint
+from .trajectory_consistency import PfaffianConstraint, PfaffianConstraints, TrajectoryVerdict
 from .variational import ConverseCheck, VariationalCheck, converse_check, variational_check, variational_lagrangian
 
 __all__ = [
@@ -48,6 +48,8 @@ __all__ = [
     "MomentumSection",
     "MomentumSectionSearch",
     "PfaffianConstraint",
+    "PfaffianConstraints",
+    "TrajectoryVerdict",
     "EquivarianceCheck",
     "FieldInvarianceCheck",
     "VakonomicMomentumCheck",
