@@ -107,10 +107,9 @@ def test_coin_on_a_horizontal_plane_is_vakonomic():
 
 def test_symbolic_coin_motions():
     """θ = ωt, φ̇ = c + k sin(ωt)/ω with k = m g R sin α/(J + m R²); x, y by quadrature (by hand)."""
-    alpha, omega, c0 = 0.3, 1.5, 1.0
+    omega, c0 = 1.5, 1.0
     chart = Chart("x y theta phi")
     xd, yd, thd, phd = chart.velocities
-    th = chart.coordinates[2]
     for sin_a, expected in ((sp.Rational(3, 10), False), (0, True)):
         L = m * (xd**2 + yd**2) / 2 + I * thd**2 / 2 + J * phd**2 / 2 + m * g * sin_a * chart.coordinates[0]
         k = m * g * R * sin_a / (J + m * R**2)
@@ -122,7 +121,6 @@ def test_symbolic_coin_motions():
                                           "y_dot - R*sin(theta)*phi_dot".replace("R", str(R))])
         verdict = con.is_vakonomic(L, [x, y, omega * t, phi], t)
         assert verdict.vakonomic is expected and not verdict.compatible
-    assert alpha == 0.3 and th is not None
 
 
 @pytest.mark.slow
