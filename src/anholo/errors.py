@@ -28,6 +28,7 @@ __all__ = [
     "NonInvariantLagrangianError",
     "NonInvariantDistributionError",
     "NotPrincipalConnectionError",
+    "ReductionError",
     "SimulationError",
     "MissingParameterError",
     "InitialStateError",
@@ -174,3 +175,6 @@ class InputError(AnholoError):
 class HolonomicConstraintError(ConstraintError):
     """A holonomic constraint ``f(q, t) = 0`` that cannot be used: it depends on velocities, is
     dependent on the others, or its surface cannot be reached from the given initial data."""
+class ReductionError(SymmetryError):
+    """A Chaplygin system cannot be reduced as asked: no shape coordinates, a quantity that does not
+    descend to the shape space, or a reducing-multiplier test outside its hypotheses."""

@@ -4,6 +4,15 @@ the comparison of the methods for nonlinear constraints, Chetaev diagnostics and
 along one motion (docs/consistency.rst, docs/chaplygin.rst, docs/chetaev.rst)."""
 
 from .chaplygin import ChaplyginSystem, ChaplyginVerdict, MomentumSection, MomentumSectionSearch
+from .chaplygin_symmetry import (
+    EquivarianceCheck,
+    FieldInvarianceCheck,
+    VakonomicMomentumCheck,
+    field_invariance,
+    momentum_equivariance,
+    multiplier_equivariance,
+    vakonomic_momenta,
+)
 from .consistency import (
     ConsistencyReport,
     ConsistencyVerdict,
@@ -13,8 +22,8 @@ from .consistency import (
 )
 from .section_search import Ansatz, SectionFamily, SectionSearch, polynomial_ansatz, search_sections
 from .sections import Section, zero_section
-from .trajectory_consistency import PfaffianConstraint
-from .variational import VariationalCheck, variational_check, variational_lagrangian
+from .trajectory_consistency import PfaffianConstraint, PfaffianConstraints, TrajectoryVerdict
+from .variational import ConverseCheck, VariationalCheck, converse_check, variational_check, variational_lagrangian
 
 __all__ = [
     "Section",
@@ -27,6 +36,8 @@ __all__ = [
     "variational_lagrangian",
     "VariationalCheck",
     "variational_check",
+    "ConverseCheck",
+    "converse_check",
     "Ansatz",
     "polynomial_ansatz",
     "SectionFamily",
@@ -37,4 +48,13 @@ __all__ = [
     "MomentumSection",
     "MomentumSectionSearch",
     "PfaffianConstraint",
+    "PfaffianConstraints",
+    "TrajectoryVerdict",
+    "EquivarianceCheck",
+    "FieldInvarianceCheck",
+    "VakonomicMomentumCheck",
+    "momentum_equivariance",
+    "multiplier_equivariance",
+    "field_invariance",
+    "vakonomic_momenta",
 ]

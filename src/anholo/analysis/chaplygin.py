@@ -73,6 +73,8 @@ from ..geometry.frame import Frame
 from ..geometry.lie_group import LieGroupAction
 from ..dynamics.lagrangian import Lagrangian, constrained_problem
 from ..dynamics.nonholonomic import NonholonomicSystem
+from .chaplygin_symmetry import field_invariance, momentum_equivariance, multiplier_equivariance, vakonomic_momenta
+from .reduction import ChaplyginReduction
 
 __all__ = [
     "ChaplyginSystem",
@@ -684,6 +686,17 @@ class ChaplyginSystem:
                  and not any(a.has(q) for a in trig_args)]
         funcs = base + [q * b for q in moved for b in base]
         return tuple(f * v for f in funcs for v in self.nonholonomic.free_velocities)
+
+    # --- symmetry and reduction (docs/reduction.rst) ------------------------------------------------
+    def symmetry_checks(self) -> tuple:
+        """``(momentum_equivariance, multiplier_equivariance, field_invariance, vakonomic_momenta)`` of
+        :mod:`anholo.analysis.chaplygin_symmetry` for this system."""
+        return (momentum_equivariance(self), multiplier_equivariance(self), field_invariance(self),
+                vakonomic_momenta(self))
+
+    def reduction(self) -> ChaplyginReduction:
+        """The reduced equations on the shape space (:class:`~anholo.analysis.reduction.ChaplyginReduction`)."""
+        return ChaplyginReduction(self)
 
     def __str__(self):
         return f"Chaplygin system: {self.nonholonomic}; {self.action}"
