@@ -344,10 +344,11 @@ def _cmd_analyze(args, out) -> int:
         raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
     assignments = dict(args.assignments)
     system = System.load(args.target, assignments)
-    progress = None if args.quiet or not sys.stderr.isatty() else (
-        lambda msg: print(f"anholo: {msg} ...", file=sys.stderr, flush=True))
-    report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
-                     progress=progress)
+    from .io.progress import Progress
+
+    with Progress("analyze", enabled=None if not args.quiet else False) as progress:
+        report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
+                         progress=progress)
     if args.json:
         print(report.to_json(), file=out)
     elif args.latex:
@@ -368,6 +369,7 @@ def _add_compare_parser(sub) -> None:
     cmp.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
     cmp.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=VALUE", help="substitute a parameter value first (repeatable)")
+    cmp.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def _cmd_compare(args, out) -> int:
@@ -380,7 +382,10 @@ def _cmd_compare(args, out) -> int:
     system = System.load(args.target, dict(args.assignments))
     if not system.constraints:
         raise ConstraintError(f"{args.target} has no constraints; add a 'constraints' field to compare methods.")
-    result = compare_methods(system.lagrangian, system.kinematic_constraints())
+    from .io.progress import Progress
+
+    with Progress("compare", enabled=None if not args.quiet else False) as progress:
+        result = compare_methods(system.lagrangian, system.kinematic_constraints(), progress=progress)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False), file=out)
     else:

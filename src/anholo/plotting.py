@@ -104,8 +104,8 @@ def tex_name(name: str, units: Mapping | None = None) -> str:
     """A quantity's name as matplotlib mathtext, with its unit: ``tex_name("theta_dot")`` is
     ``$\\dot{\\theta}$``; ``tex_name("x", {"x": "m"})`` is ``$x$ [m]``.
 
-    >>> tex_name("psi1_dot")
-    '$\\\\dot{\\\\psi}_{1}$'
+    >>> print(tex_name("psi1_dot"))
+    $\\dot{\\psi}_{1}$ [rad/s]
     """
     base, dots = _split(name)
     tex = _base_tex(base)

@@ -259,8 +259,11 @@ def _show(expr):
     return tidy(expr) if not size_exceeds(expr, 3000) else expr
 
 
-def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None = None) -> MethodComparison:
+def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None = None,
+                    progress=None) -> MethodComparison:
     """Chetaev/nonholonomic versus vakonomic dynamics of one system (see the module docstring).
+
+    ``progress``, if given, is called with the name of each step as it starts.
 
     The Chetaev field is computed in the Lagrangian's frame, the vakonomic one in
     coordinates; both are compared in ``(q, q_dot)`` at the same state on C.
@@ -279,15 +282,20 @@ def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None
     >>> holo.frobenius.integrating_factor, holo.agree_for_every_multiplier
     (1/(x**2 + y**2), True)
     """
+    say = progress or (lambda message: None)
     ch = ChetaevSystem(lagrangian, constraints, forces=forces)
     C = ch.constraints
     vak_sys = NonlinearVakonomicSystem(ch.lagrangian, C)
     lam = vak_sys.multipliers
     if any(f != 0 for f in ch.forces):
         raise DimensionError("the vakonomic comparison is defined for Lagrangian forces only; drop the forces F.")
-    field, vak = ch.field(), vak_sys.field()
+    say("Chetaev (Lagrange-d'Alembert) field")
+    field = ch.field()
+    say("vakonomic field")
+    vak = vak_sys.field()
     q, u = ch.chart.coordinates, ch.chart.velocities
     acc_ch = field.natural_accelerations()
+    say("difference of the accelerations on C")
     diff = {x: reduce_if_cheap(vak.accelerations[x] - acc_ch[x], 600) for x in q}
     zero = dict.fromkeys(lam, 0)
     agree0 = all(vanishes_on_C(d.xreplace(zero), C) for d in diff.values())
@@ -299,6 +307,7 @@ def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None
     linear = C.is_linear and not (C.jacobian.free_symbols & set(u))
     homogeneous = all(vanishes(e - sp.Add(*[e.diff(w) * w for w in u])) for e in C.expressions)
     if linear and homogeneous and C.is_stationary:
+        say("Frobenius data")
         frob = frobenius_data(C)
         if C.count == 1:
             formula = _seed003_projection(vak_sys, frob, lam[0])
