@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = an.add_mutually_exclusive_group()
     fmt.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     fmt.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    an.add_argument("--standalone", action="store_true",
+                    help="with --latex: a complete document for pdflatex (amsmath, breqn: long equations broken "
+                    "over lines) instead of a fragment")
     an.add_argument(
         "--set",
         dest="assignments",
@@ -339,6 +342,8 @@ def _cmd_analyze(args, out) -> int:
         sections = [s for s in args.sections.split(",") if s.strip()]
         if not sections:
             raise ReportError("--sections needs at least one name: " + ", ".join(_SECTION_NAMES))
+    if args.standalone and not args.latex:
+        raise ReportError("--standalone makes the LaTeX report a complete document; use it with --latex.")
     budget = _DEFAULT_BUDGET if args.budget is None else args.budget
     if not budget > 0 or budget == float("inf"):
         raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
@@ -352,7 +357,9 @@ def _cmd_analyze(args, out) -> int:
     if args.json:
         print(report.to_json(), file=out)
     elif args.latex:
-        print(report.to_latex(), file=out, end="")
+        from .io.latex import latex_document
+
+        print(latex_document(report) if args.standalone else report.to_latex(), file=out, end="")
     else:
         print(report.to_text(), file=out, end="")
     return 0 if report.complete else 3

@@ -1,0 +1,81 @@
+"""A compilable LaTeX document from a report (``anholo analyze --latex --standalone``).
+
+:meth:`anholo.io.report.Report.to_latex` gives a fragment (``\\section`` for the system,
+``\\subsection`` per block, ``align*`` for the equations; it needs amsmath) to
+``\\input`` into a paper.  :func:`latex_document` wraps it into an article that
+compiles as it is with pdflatex: amsmath, amssymb, geometry, and ``breqn`` for the
+equations too long for a line — every ``align*`` block with a row longer than
+``width`` characters of LaTeX is set as a ``dgroup*`` of ``dmath*`` rows, which
+breqn breaks over several lines (Downes & Robertson, the breqn package).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..algebra.printing import tex_text
+
+__all__ = ["latex_document", "break_long_equations", "PREAMBLE"]
+
+#: Packages the document uses (all in TeX Live's latex-base / latex-recommended / latex-extra).
+PREAMBLE = r"""\documentclass[11pt]{article}
+\usepackage[T1]{fontenc}
+\usepackage[margin=2cm]{geometry}
+\usepackage{amsmath,amssymb}
+\usepackage{breqn}
+\setlength{\parindent}{0pt}
+\setlength{\parskip}{0.5ex}
+"""
+
+_NOTE = re.compile(r"\\text\{(\[.*\])\}")
+_ALIGN = re.compile(r"\\begin\{align\*\}\n(.*?)\n\\end\{align\*\}", re.S)
+
+
+def _visible(row: str) -> int:
+    """A rough width of a row of LaTeX in glyphs: spacing, grouping and ``\\left``/``\\right`` dropped, each
+    other command (``\\theta``, ``\\sin``) counted as two; a budget note counts as its text."""
+    row = re.sub(r"\\(left|right|big|Big|frac|dot|ddot|mathrm|text)\b|[{}\s&]|\\,", "", row)
+    return len(re.sub(r"\\[A-Za-z]+", "..", row))
+
+
+def _side(x: str) -> str:
+    note = _NOTE.fullmatch(x)
+    return r"\textit{" + note.group(1) + "}" if note else f"${x}$"
+
+
+def break_long_equations(fragment: str, width: int = 90) -> str:
+    """``align*`` blocks with a row wider than ``width`` become ``dgroup*`` blocks of ``dmath*`` (breqn),
+    which break long right-hand sides over lines; short blocks are kept as they are."""
+
+    def replace(match):
+        rows = [r.strip() for r in re.split(r"\s*\\\\\s*\n", match.group(1)) if r.strip()]
+        if all(_visible(r) <= width for r in rows):
+            return match.group(0)
+        out, group = [], []
+
+        def flush():
+            if group:
+                out.extend([r"\begin{dgroup*}"] + group + [r"\end{dgroup*}"])
+                group.clear()
+
+        for row in rows:
+            lhs, sep, rhs = (x.strip() for x in row.partition("&="))
+            if not sep:
+                lhs, rhs = row.replace("&", ""), None
+            if _NOTE.fullmatch(lhs) or (rhs is not None and _NOTE.fullmatch(rhs)):
+                flush()  # an expression over the size budget: its note is text, set as a paragraph
+                out.append(r"\par\noindent " + " $=$ ".join(_side(x) for x in (lhs, rhs) if x is not None) + r"\par")
+                continue
+            group += [r"\begin{dmath*}", f"{lhs} = {rhs}" if rhs is not None else lhs, r"\end{dmath*}"]
+        flush()
+        return "\n".join(out)
+
+    return _ALIGN.sub(replace, fragment)
+
+
+def latex_document(report, title: str | None = None, width: int = 90) -> str:
+    """A complete LaTeX document (see the module docstring) of a report, or of a fragment given as a string."""
+    fragment = report if isinstance(report, str) else report.to_latex()
+    name = title or (getattr(getattr(report, "system", None), "name", None) or "anholo report")
+    return (PREAMBLE + rf"\title{{{tex_text(name)}}}" + "\n" + r"\begin{document}" + "\n"
+            + break_long_equations(fragment, width) + r"\end{document}" + "\n")
