@@ -17,6 +17,7 @@ from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
 from .dynamics.lagrangian import Lagrangian
 from .dynamics.nonholonomic import NonholonomicSystem
+from .algebra.printing import tex_text
 from .examples import resolve_system
 from .geometry.chart import Chart
 from .geometry.frame import Frame
@@ -57,6 +58,21 @@ class System:
     values: dict = None
     time: sp.Symbol = None
     symmetry: dict = None
+
+    def as_latex(self) -> str:
+        """The header of the system as LaTeX: its Lagrangian and constraints (under the report's size budget)
+        and its frame (``aligned``; for Jupyter, which shows it as the system's display)."""
+        from .algebra.presentation import Presenter
+
+        p = Presenter()
+        rows = [rf"L &= {p.latex(self.lagrangian.natural_expr())}"]
+        rows += [rf"0 &= {p.latex(c)}" for c in self.constraints]
+        frame = self.frame.as_latex().replace("\\begin{aligned}\n", "").replace("\n\\end{aligned}", "")
+        return (rf"\text{{{tex_text(self.name)}}}\quad q = ({', '.join(p.latex(q) for q in self.chart.coordinates)})"
+                "\\\\\n\\begin{aligned}\n" + " \\\\\n".join(rows + [frame]) + "\n\\end{aligned}")
+
+    def _repr_latex_(self):
+        return "$\\displaystyle " + self.as_latex() + "$"
 
     @classmethod
     def from_spec(cls, spec) -> "System":

@@ -73,3 +73,20 @@ def test_standalone_document_compiles(tmp_path, example, capsys):
 def test_standalone_needs_latex(capsys):
     assert cli.main(["analyze", "chaplygin_sleigh", "--standalone"]) == 2
     assert "use it with --latex" in capsys.readouterr().err
+
+
+def test_objects_met_in_jupyter_render_themselves():
+    """Every result a user meets has a rich display; the LaTeX ones mention what they display."""
+    from anholo.analysis.comparison import compare_methods
+    from anholo.numerics import compile_system, from_system, simulate
+
+    s = System.load("chaplygin_sleigh")
+    latex_objects = [s, s.nonholonomic(), s.kinematic_constraints(), s.chetaev(), s.frame, s.lagrangian,
+                     s.nonholonomic().field(), s.linear_constraints()]
+    for obj in latex_objects:
+        tex = obj._repr_latex_()
+        assert tex.startswith("$") and tex.endswith("$"), type(obj).__name__
+    assert r"\dot{\theta}" in s._repr_latex_() and r"\partial_{x}" in s._repr_latex_()
+    assert "<pre>" in compare_methods(s.lagrangian, s.kinematic_constraints())._repr_html_()
+    traj = simulate(compile_system(from_system(s, "nonholonomic")), 1.0, [0, 0, 0], [1, 0, 0], points=3)
+    assert "<table>" in traj._repr_html_() and "energy drift" in traj._repr_html_()

@@ -198,6 +198,11 @@ class MethodComparison:
             out.insert(0, "constraints: " + self.frobenius.verdict())
         return out
 
+    def _repr_html_(self) -> str:
+        import html
+
+        return "<pre>" + html.escape(self.to_text()) + "</pre>"
+
     def to_text(self) -> str:
         ch, vak = self.chetaev, self.vakonomic
         sys_ = ch.system
