@@ -193,7 +193,7 @@ class MethodComparison:
                        "(t - t0)^3; with λ(t0) ≠ 0 they differ at order (t - t0)^2")
             if self.frobenius is not None and self.frobenius.compatibility:
                 out.append("accelerations agree for every λ exactly at the compatible velocities: "
-                           + ", ".join(f"{c} = 0" for c in self.frobenius.compatibility))
+                           + ", ".join(f"{_show(c)} = 0" for c in self.frobenius.compatibility))
         if self.frobenius is not None:
             out.insert(0, "constraints: " + self.frobenius.verdict())
         return out
@@ -260,8 +260,18 @@ class MethodComparison:
 
 
 def _show(expr):
+    """The form printed: tidied; a small expression also trigonometrically simplified and factored when that
+    is shorter (``-sin(θ)² - cos(θ)²`` is printed ``-1``)."""
     expr = sp.sympify(expr)
-    return tidy(expr) if not size_exceeds(expr, 3000) else expr
+    if size_exceeds(expr, 3000):
+        return expr
+    out = tidy(expr)
+    if isinstance(out, sp.Expr) and not size_exceeds(out, 80):
+        simple = sp.trigsimp(out)
+        for cand in (simple, sp.factor(simple)):
+            if sp.count_ops(cand) < sp.count_ops(out):
+                out = cand
+    return out
 
 
 def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None = None,
