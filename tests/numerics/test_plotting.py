@@ -101,3 +101,15 @@ def test_comparison_figure_and_sweep_plot(tmp_path, runs):
     assert plotting.save_figure(fig, tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(PlotError, match="at least two"):
         plotting.comparison_figure([nh])
+
+
+def test_cli_overlay(tmp_path, capsys):
+    from anholo import cli
+
+    out = tmp_path / "cmp.png"
+    code = cli.main(["simulate", "nonholonomic_particle", "--q0", "0,0,0", "--qdot0", "1,0.5,0", "--t-end", "2",
+                     "--points", "21", "--plot", str(out), "--overlay", "vakonomic", "--quiet"])
+    assert code == 0 and out.read_bytes()[:4] == b"\x89PNG"
+    code = cli.main(["simulate", "nonholonomic_particle", "--q0", "0,0,0", "--qdot0", "1,0.5,0", "--t-end", "2",
+                     "--overlay", "vakonomic", "--quiet"])
+    assert code == 2 and "give --plot" in capsys.readouterr().err

@@ -6,7 +6,7 @@ trajectory's energy and constraint functions — and the rows must agree bit for
 in a local process pool and on a ``distributed.LocalCluster``.  Physics: energy is
 conserved by the spherical pendulum (drift at the integrator's tolerance); the
 nonholonomic and vakonomic motions of the nonholonomic particle coincide on the
-straight line y = 0 and differ once y changes (Lewis & Murray (1995)).
+straight line y = 0 and differ once y changes (Cronström & Raita (2009)).
 """
 
 import csv

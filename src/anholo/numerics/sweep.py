@@ -13,12 +13,12 @@ keeps one row (:class:`SweepResult`): the swept values, then
 * ``energy_drift`` — ``max_t |E(t) − E(0)| / |E(0)|`` (absolute if ``E(0) = 0``), the
   relative change of the energy ``E_L = (∂L/∂q̇) q̇ − L`` over the run; for a
   conservative system with stationary linear constraints the exact value is 0
-  (Bloch (2003), Sect. 5.3), so it measures the integrator's error;
+  (Bloch (2003)), so it measures the integrator's error;
 * ``constraint_residual`` — ``max_{t,a} |φ_a(q, q̇)|`` for the constraints as written;
 * with ``compare_with`` (the vakonomic field of the same system), ``nh_vak_gap`` —
   ``max_t max_A |q^A_nh(t) − q^A_vak(t)|`` between the nonholonomic motion and the
   vakonomic motion from the same state with zero initial multipliers
-  (Lewis & Murray (1995); Cortés et al. (2002));
+  (Cronström & Raita (2009); Crampin & Mestdag (2010), Thm. 2);
 * the final coordinates ``<q>_end``, ``nfev`` and ``status`` (``"ok"`` or the one-line
   reason a run failed; its monitors are then NaN).
 
