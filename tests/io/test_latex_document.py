@@ -90,3 +90,27 @@ def test_objects_met_in_jupyter_render_themselves():
     assert "<pre>" in compare_methods(s.lagrangian, s.kinematic_constraints())._repr_html_()
     traj = simulate(compile_system(from_system(s, "nonholonomic")), 1.0, [0, 0, 0], [1, 0, 0], points=3)
     assert "<table>" in traj._repr_html_() and "energy drift" in traj._repr_html_()
+
+
+def test_an_equation_longer_than_a_page_is_split_at_its_top_level_sum():
+    terms = " + ".join(f"a_{{{k}}} \\left(x + \\frac{{y}}{{2}}\\right)^{{2}}" for k in range(300))
+    frag = "\\begin{align*}\nL &= \\frac{1}{8 c^{2}} \\left(" + terms + "\\right)\n\\end{align*}\n"
+    out = break_long_equations(frag)
+    assert out.count(r"\begin{dmath*}") > 3
+    assert out.count(r"\Bigl(") == 1 and out.count(r"\Bigr)") == 1
+    assert out.count(r"\left(") == out.count(r"\right)") == 300  # no \left( ... \right) pair was cut
+    for piece in re.findall(r"\\begin\{dmath\*\}\n(.*?)\n\\end\{dmath\*\}", out, re.S):
+        assert piece.count("{") == piece.count("}")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no LaTeX engine installed (texlive-latex-base)")
+def test_carriage_document_fits_its_pages(tmp_path, capsys):
+    """The two-wheeled carriage (Crampin & Mestdag (2010), Sect. 7.2): a Lagrangian over a page long."""
+    assert cli.main(["analyze", "two_wheeled_carriage", "--latex", "--standalone", "--quiet"]) == 0
+    (tmp_path / "r.tex").write_text(capsys.readouterr().out)
+    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    log = (tmp_path / "r.log").read_text(errors="replace")
+    assert run.returncode == 0, log[-2000:]
+    assert "Overfull \\vbox" not in log  # nothing runs off the bottom of a page

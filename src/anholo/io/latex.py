@@ -38,6 +38,66 @@ def _visible(row: str) -> int:
     return len(re.sub(r"\\[A-Za-z]+", "..", row))
 
 
+_PAGE = 900  # glyphs of an equation that breqn can still set on one page (it cannot break across pages)
+
+
+def _group_end(tex: str, start: int) -> int:
+    """The index after the brace group that opens at ``tex[start] == "{"``."""
+    depth = 0
+    for i in range(start, len(tex)):
+        depth += {"{": 1, "}": -1}.get(tex[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(tex)
+
+
+def _top_terms(tex: str) -> list:
+    """``tex`` split before its top-level `` + `` and `` - `` (outside braces and ``\\left``/``\\right``)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(tex):
+        if tex.startswith(r"\left", i) and not tex.startswith(r"\leftarrow", i):
+            depth, i = depth + 1, i + 5
+            continue
+        if tex.startswith(r"\right", i) and not tex.startswith(r"\rightarrow", i):
+            depth, i = depth - 1, i + 6
+            continue
+        c = tex[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth == 0 and c in "+-" and 0 < i < len(tex) - 1 and tex[i - 1] == " " and tex[i + 1] == " ":
+            parts.append(tex[start:i].strip())
+            start = i
+        i += 1
+    parts.append(tex[start:].strip())
+    return [x for x in parts if x]
+
+
+def _over_a_page(lhs: str, rhs: str) -> list:
+    """An equation too long for one page as several ``dmath*``: its top-level sum in pieces (a leading
+    ``\\frac{1}{d}\\left( … \\right)`` is opened with ``\\Bigl(`` and closed with ``\\Bigr)``)."""
+    head, tail, body = "", "", rhs
+    if rhs.startswith(r"\frac{1}{"):
+        end = _group_end(rhs, len(r"\frac{1}"))
+        rest = rhs[end:].strip()
+        if rest.startswith(r"\left(") and rest.endswith(r"\right)"):
+            head, tail, body = rhs[:end] + r" \Bigl(", r"\Bigr)", rest[len(r"\left("):-len(r"\right)")].strip()
+    terms = _top_terms(body)
+    chunks, current = [], []
+    for term in terms:
+        if current and _visible(" ".join(current + [term])) > _PAGE:
+            chunks.append(" ".join(current))
+            current = []
+        current.append(term)
+    chunks.append(" ".join(current))
+    out = []
+    for k, chunk in enumerate(chunks):
+        text = (f"{lhs} = {head} " if k == 0 else r"\quad ") + chunk + (f" {tail}" if k == len(chunks) - 1 else "")
+        out += [r"\begin{dmath*}", text, r"\end{dmath*}"]
+    return out
+
+
 def _side(x: str) -> str:
     note = _NOTE.fullmatch(x)
     return r"\textit{" + note.group(1) + "}" if note else f"${x}$"
@@ -65,6 +125,9 @@ def break_long_equations(fragment: str, width: int = 90) -> str:
             if _NOTE.fullmatch(lhs) or (rhs is not None and _NOTE.fullmatch(rhs)):
                 flush()  # an expression over the size budget: its note is text, set as a paragraph
                 out.append(r"\par\noindent " + " $=$ ".join(_side(x) for x in (lhs, rhs) if x is not None) + r"\par")
+                continue
+            if rhs is not None and _visible(rhs) > _PAGE:
+                group += _over_a_page(lhs, rhs)
                 continue
             group += [r"\begin{dmath*}", f"{lhs} = {rhs}" if rhs is not None else lhs, r"\end{dmath*}"]
         flush()
