@@ -114,3 +114,11 @@ def test_carriage_document_fits_its_pages(tmp_path, capsys):
     log = (tmp_path / "r.log").read_text(errors="replace")
     assert run.returncode == 0, log[-2000:]
     assert "Overfull \\vbox" not in log  # nothing runs off the bottom of a page
+
+
+def test_summary_lines_set_their_symbols_as_mathematics():
+    from anholo.io.latex import summary_tex
+
+    assert summary_tex("frame: anholonomic (4 nonzero R^k_ij, i < j)") == \
+        r"frame: anholonomic (4 nonzero $R^k_{ij}$, $i < j$)"
+    assert summary_tex("section sigma = -p; σ = 0") == r"section $\sigma$ = -p; $\sigma$ = 0"

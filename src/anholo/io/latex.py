@@ -15,7 +15,7 @@ import re
 
 from ..algebra.printing import tex_text
 
-__all__ = ["latex_document", "break_long_equations", "PREAMBLE"]
+__all__ = ["latex_document", "break_long_equations", "summary_tex", "PREAMBLE"]
 
 #: Packages the document uses (all in TeX Live's latex-base / latex-recommended / latex-extra).
 PREAMBLE = r"""\documentclass[11pt]{article}
@@ -96,6 +96,20 @@ def _over_a_page(lhs: str, rhs: str) -> list:
         text = (f"{lhs} = {head} " if k == 0 else r"\quad ") + chunk + (f" {tail}" if k == len(chunks) - 1 else "")
         out += [r"\begin{dmath*}", text, r"\end{dmath*}"]
     return out
+
+
+_SUMMARY_MATH = ((r"R\^{}k\_ij", r"$R^k_{ij}$"), (r"R\^{}a\_$\alpha$$\beta$", r"$R^a_{\alpha\beta}$"),
+                 (r"v\^{}$\beta$", r"$v^\beta$"), (r"p\_a", r"$p_a$"),
+                 (r"Gamma\_nh", r"$\Gamma_{\mathrm{nh}}$"), ("i $<$ j", "$i < j$"))
+
+
+def summary_tex(line: str) -> str:
+    """A verdict line of the report's summary in LaTeX text: specials escaped, and the usual symbols
+    (``R^k_ij``, ``sigma``, ``Gamma_nh``, ...) set as mathematics."""
+    out = tex_text(line)
+    for plain, math in _SUMMARY_MATH:
+        out = out.replace(plain, math)
+    return re.sub(r"(?<![\\A-Za-z])sigma\b", lambda m: r"$\sigma$", out)
 
 
 def _side(x: str) -> str:
