@@ -13,7 +13,8 @@ rtol 1e-10, atol 1e-12 — executed by four routes, side by side:
 
 Reported per route: wall time of the sweep (median of ``--repeat``), speed-up and
 parallel efficiency against ``serial``, and whether the rows equal the serial rows bit
-for bit.  Cluster start-up is timed separately (it is paid once per session, not per
+for bit; the share of a core the serial run actually got (CPU time / wall time) shows how
+busy the machine was.  Cluster start-up is timed separately (it is paid once per session, not per
 sweep).  The machine's load average is recorded: other processes compete for the cores.
 
 Run from the repository root::
@@ -72,7 +73,9 @@ def main() -> int:
         return sweep(compiled, ranges, base_q0, base_qdot0, t_end, points=201, **OPTIONS, **kw)
 
     table, records = [["route", "workers", "wall [s]", "speed-up", "efficiency", "rows = serial"]], []
-    base_time, _, base = _timed(lambda: run(workers=1), repeat)
+    cpu0 = time.process_time()
+    base_time, base_times, base = _timed(lambda: run(workers=1), repeat)
+    cpu_share = (time.process_time() - cpu0) / sum(base_times)  # < 1: other processes took the core
     assert base.failed == 0, [r[-1] for r in base.rows if r[-1] != "ok"][:1]
     per_run = base_time / runs
     results = [("serial", 1, base_time, True)]
@@ -98,13 +101,14 @@ def main() -> int:
                         "efficiency": speed / workers, "rows_equal_serial": same})
     print(f"sweep: spherical_pendulum euler-lagrange, {runs} runs, t in [0, {t_end:g}], "
           f"{per_run * 1e3:.1f} ms per run serially; median of {repeat}; load average at start "
-          f"{load[0]:.2f} on {os.cpu_count()} CPUs")
+          f"{load[0]:.2f} on {os.cpu_count()} CPUs; the serial run got {cpu_share:.0%} of a core")
     print_aligned(table)
     if startup:
         print("LocalCluster start-up (once per session): " +
               ", ".join(f"{n} worker(s) {s:.2f} s" for n, s in startup.items()))
     out = {"machine": machine_info(digest, load), "system": "spherical_pendulum", "field": "euler-lagrange",
            "runs": runs, "t_end": t_end, "repeat": repeat, "serial_ms_per_run": per_run * 1e3,
+           "serial_cpu_share": cpu_share,
            "routes": records, "cluster_startup_s": {str(k): v for k, v in startup.items()}}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
