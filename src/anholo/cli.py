@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = an.add_mutually_exclusive_group()
     fmt.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     fmt.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
+    an.add_argument("--standalone", action="store_true",
+                    help="with --latex: a complete document for pdflatex (amsmath, breqn: long equations broken "
+                    "over lines) instead of a fragment")
     an.add_argument(
         "--set",
         dest="assignments",
@@ -65,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("examples", help="list the bundled examples", description="List the bundled examples.")
     _add_compare_parser(sub)
     _add_simulate_parser(sub)
+    _add_sweep_parser(sub)
     return parser
 
 
@@ -100,6 +104,9 @@ def _add_simulate_parser(sub) -> None:
                      help="solve the constraints for these velocities (comma-separated coordinate names) when "
                      "building the adapted frame")
     sim.add_argument("--plot", default=None, metavar="OUT.png", help="save a figure (.png, .pdf or .svg)")
+    sim.add_argument("--overlay", choices=_FIELDS, default=None, metavar="FIELD",
+                     help="with --plot: also integrate this field from the same state (e.g. vakonomic, zero "
+                     "initial multipliers) and draw both motions and their gap")
     sim.add_argument("--csv", default=None, metavar="OUT.csv",
                      help="write t, coordinates, <coordinate>_dot (and lambda1... for vakonomic runs)")
     sim.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
@@ -213,10 +220,19 @@ def _cmd_simulate(args, out) -> int:
         except OSError as exc:
             raise SimulationError(f"cannot write {args.csv}: {exc.strerror or exc}.") from exc
         say(f"wrote {args.csv}")
+    if args.overlay and not args.plot:
+        raise SimulationError("--overlay draws a second motion into the figure; give --plot OUT.png too.")
     if args.plot:
-        from .plotting import save_figure, summary_figure
+        from .plotting import comparison_figure, save_figure, summary_figure
 
-        save_figure(summary_figure(traj, title=f"{system.name}: {field}"), args.plot)
+        if args.overlay:
+            second = simulate(compile_system(from_system(system, args.overlay, dependent=dependent)), args.t_end,
+                              q0, qdot0, parameters=numeric, method=args.method, rtol=args.rtol, atol=args.atol,
+                              points=args.points)
+            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name)
+        else:
+            fig = summary_figure(traj, title=f"{system.name}: {field}")
+        save_figure(fig, args.plot)
         say(f"wrote {args.plot}")
     drift = traj.energy_drift()
     res = traj.constraint_residuals()
@@ -234,6 +250,102 @@ def _cmd_simulate(args, out) -> int:
     if hol.size:
         print(f"  max |holonomic residual|: {abs(hol).max():.3g}", file=out)
     return 0
+
+
+def _add_sweep_parser(sub) -> None:
+    sw = sub.add_parser(
+        "sweep",
+        help="integrate a field over a grid of parameter values / initial values and tabulate monitors",
+        description="One run per point of the grid of --param ranges (parameters, q0.<coordinate> or "
+        "qdot0.<coordinate>); one row per run: the swept values, energy_drift (max relative energy change), "
+        "constraint_residual (max |phi|), ... Runs in processes on this machine, or on a Dask cluster with "
+        "--scheduler (same rows).",
+    )
+    sw.add_argument("target", metavar="FILE_OR_EXAMPLE", help="path of a system file, or an example name")
+    sw.add_argument("--param", dest="ranges", action="append", required=True, metavar="NAME=START:STOP:NUM",
+                    help="a swept parameter or initial value (q0.x, qdot0.theta); repeatable (cartesian grid)")
+    sw.add_argument("--field", choices=_FIELDS, default=None,
+                    help="the dynamics (default: nonholonomic for a system with constraints, else euler-lagrange)")
+    sw.add_argument("--q0", required=True, metavar="A,B,...", help="base initial coordinates")
+    sw.add_argument("--qdot0", required=True, metavar="A,B,...", help="base initial natural velocities")
+    sw.add_argument("--t-end", required=True, type=float, metavar="T", help="integrate each run over [0, T]")
+    sw.add_argument("--csv", default=None, metavar="OUT.csv", help="write the table as CSV")
+    sw.add_argument("--parquet", default=None, metavar="OUT.parquet", help="write the table as Parquet (pyarrow)")
+    sw.add_argument("--plot", default=None, metavar="OUT.png", help="save a figure of the monitors (.png/.pdf/.svg)")
+    sw.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="run on the Dask cluster of this scheduler (e.g. tcp://host:8786); needs dask[distributed]")
+    sw.add_argument("--workers", type=int, default=None, help="local worker processes (default: number of CPUs)")
+    sw.add_argument("--gap", action="store_true",
+                    help="nonholonomic runs: also integrate the vakonomic field (zero initial multipliers) and "
+                    "add the column nh_vak_gap = max |q_nh - q_vak|")
+    sw.add_argument("--points", type=int, default=201, help="output times per run for the monitors (default 201)")
+    sw.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
+    sw.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
+    sw.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
+    sw.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
+                    metavar="NAME=VALUE", help="value of a parameter that is not swept (repeatable)")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def _cmd_sweep(args, out) -> int:
+    """Exit status 0: every run succeeded; 3: the table was written, but some runs failed (see status)."""
+    import numpy as np
+
+    from .errors import SimulationError
+    from .numerics import compile_system, from_system
+    from .numerics.sweep import parse_range, sweep
+    from .system import System
+
+    ranges = dict(parse_range(r) for r in args.ranges)
+    if len(ranges) != len(args.ranges):
+        raise SimulationError("a name is given twice with --param; give each swept name once.")
+    if args.t_end <= 0:
+        raise SimulationError(f"--t-end must be positive, got {args.t_end:g}.")
+    if args.points < 2:
+        raise SimulationError(f"--points must be at least 2, got {args.points}.")
+    numeric, symbolic = {}, {}
+    for name, value in args.assignments:
+        try:
+            numeric[name] = float(value)
+        except ValueError:
+            symbolic[name] = value
+    system = System.load(args.target, symbolic)
+    field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
+    if args.gap and field != "nonholonomic":
+        raise SimulationError(f"--gap compares the nonholonomic with the vakonomic motion; this run is {field}.")
+    names = [q.name for q in system.chart.coordinates]
+    q0 = _numbers(args.q0, "--q0", len(names), names)
+    qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
+    compiled = compile_system(from_system(system, field))
+    other = compile_system(from_system(system, "vakonomic")) if args.gap else None
+    show = not args.quiet and sys.stderr.isatty()
+    result = sweep(compiled, ranges, q0, qdot0, args.t_end, parameters=numeric, compare_with=other,
+                   workers=args.workers, scheduler=args.scheduler, progress=show, points=args.points,
+                   method=args.method, rtol=args.rtol, atol=args.atol)
+    try:
+        if args.csv:
+            result.to_csv(args.csv)
+        if args.parquet:
+            result.to_parquet(args.parquet)
+    except OSError as exc:
+        raise SimulationError(f"cannot write the sweep table: {exc.strerror or exc}.") from exc
+    if args.plot:
+        from .plotting import plot_sweep, save_figure
+
+        save_figure(plot_sweep(result), args.plot)
+    if len(result) <= 40:
+        print(result, file=out, end="")
+    else:
+        drift, res = result.column("energy_drift"), result.column("constraint_residual")
+        print(f"{result.system}: {result.kind} field, t in [0, {result.t_end:g}], {len(result)} runs "
+              f"({result.failed} failed)", file=out)
+        print(f"  max energy_drift: {np.nanmax(drift) if np.isfinite(drift).any() else float('nan'):.3g}", file=out)
+        print(f"  max constraint_residual: {np.nanmax(res) if np.isfinite(res).any() else float('nan'):.3g}",
+              file=out)
+    for path in (args.csv, args.parquet, args.plot):
+        if path and not args.quiet:
+            print(f"anholo: wrote {path}", file=sys.stderr)
+    return 0 if not result.failed else 3
 
 
 def _cmd_examples(args, out) -> int:
@@ -257,19 +369,24 @@ def _cmd_analyze(args, out) -> int:
         sections = [s for s in args.sections.split(",") if s.strip()]
         if not sections:
             raise ReportError("--sections needs at least one name: " + ", ".join(_SECTION_NAMES))
+    if args.standalone and not args.latex:
+        raise ReportError("--standalone makes the LaTeX report a complete document; use it with --latex.")
     budget = _DEFAULT_BUDGET if args.budget is None else args.budget
     if not budget > 0 or budget == float("inf"):
         raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
     assignments = dict(args.assignments)
     system = System.load(args.target, assignments)
-    progress = None if args.quiet or not sys.stderr.isatty() else (
-        lambda msg: print(f"anholo: {msg} ...", file=sys.stderr, flush=True))
-    report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
-                     progress=progress)
+    from .io.progress import Progress
+
+    with Progress("analyze", enabled=None if not args.quiet else False) as progress:
+        report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
+                         progress=progress)
     if args.json:
         print(report.to_json(), file=out)
     elif args.latex:
-        print(report.to_latex(), file=out, end="")
+        from .io.latex import latex_document
+
+        print(latex_document(report) if args.standalone else report.to_latex(), file=out, end="")
     else:
         print(report.to_text(), file=out, end="")
     return 0 if report.complete else 3
@@ -286,6 +403,7 @@ def _add_compare_parser(sub) -> None:
     cmp.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
     cmp.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=VALUE", help="substitute a parameter value first (repeatable)")
+    cmp.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def _cmd_compare(args, out) -> int:
@@ -298,7 +416,10 @@ def _cmd_compare(args, out) -> int:
     system = System.load(args.target, dict(args.assignments))
     if not system.constraints:
         raise ConstraintError(f"{args.target} has no constraints; add a 'constraints' field to compare methods.")
-    result = compare_methods(system.lagrangian, system.kinematic_constraints())
+    from .io.progress import Progress
+
+    with Progress("compare", enabled=None if not args.quiet else False) as progress:
+        result = compare_methods(system.lagrangian, system.kinematic_constraints(), progress=progress)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False), file=out)
     else:
@@ -320,6 +441,8 @@ def main(argv=None, out=None) -> int:
             return _cmd_compare(args, out)
         if args.command == "simulate":
             return _cmd_simulate(args, out)
+        if args.command == "sweep":
+            return _cmd_sweep(args, out)
         return _cmd_analyze(args, out)
     except AnholoError as exc:
         print(f"anholo: error: {exc}", file=sys.stderr)

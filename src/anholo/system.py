@@ -18,6 +18,7 @@ from .dynamics.chetaev import ChetaevSystem
 from .dynamics.forces import Forces
 from .dynamics.lagrangian import Lagrangian
 from .dynamics.nonholonomic import NonholonomicSystem
+from .algebra.printing import tex_text
 from .examples import resolve_system
 from .geometry.chart import Chart
 from .geometry.frame import Frame
@@ -66,6 +67,21 @@ class System:
     symmetry: dict = None
     forces: Forces = None
     holonomic: tuple = ()
+
+    def as_latex(self) -> str:
+        """The header of the system as LaTeX: its Lagrangian and constraints (under the report's size budget)
+        and its frame (``aligned``; for Jupyter, which shows it as the system's display)."""
+        from .algebra.presentation import Presenter
+
+        p = Presenter()
+        rows = [rf"L &= {p.latex(self.lagrangian.natural_expr())}"]
+        rows += [rf"0 &= {p.latex(c)}" for c in self.constraints]
+        frame = self.frame.as_latex().replace("\\begin{aligned}\n", "").replace("\n\\end{aligned}", "")
+        return (rf"\text{{{tex_text(self.name)}}}\quad q = ({', '.join(p.latex(q) for q in self.chart.coordinates)})"
+                "\\\\\n\\begin{aligned}\n" + " \\\\\n".join(rows + [frame]) + "\n\\end{aligned}")
+
+    def _repr_latex_(self):
+        return "$\\displaystyle " + self.as_latex() + "$"
 
     @classmethod
     def from_spec(cls, spec) -> "System":

@@ -337,3 +337,20 @@ def test_cli_analyze_reports_chetaev_for_nonlinear_constraints():
     assert data["homogeneity_degrees"] == [None] and data["energy_conserved"] is False
     code, text = run_cli(["analyze", "appell_hamel"])
     assert code == 0 and "homogeneous of degree 1" in text and "Energy conserved: yes" in text
+
+
+def test_small_identities_are_printed_simplified():
+    """Oracle: sin² + cos² = 1 — the printed compatibility condition of the sleigh is −θ̇ (not
+    −θ̇ sin²θ − θ̇ cos²θ), and every printed form equals the computed expression (simplify of the difference)."""
+    import sympy as sp
+
+    from anholo.analysis.comparison import _show
+    from anholo.system import System
+
+    s = System.load("chaplygin_sleigh")
+    cmp = compare_methods(s.lagrangian, s.kinematic_constraints())
+    for c in cmp.frobenius.compatibility:
+        assert sp.simplify(_show(c) - c) == 0
+    assert "-theta_dot = 0" in cmp.to_text()
+    theta = sp.Symbol("theta")
+    assert _show(-sp.sin(theta) ** 2 - sp.cos(theta) ** 2) == -1

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .expressions import dag_size, size_exceeds
-from .printing import latex as _latex
+from .printing import combination_latex, latex as _latex
 from .simplify import tidy
 
 __all__ = ["Presenter", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align"]
@@ -155,18 +155,8 @@ def vector_text(p: Presenter, components, coordinates) -> str:
 
 def vector_latex(p: Presenter, components, coordinates) -> str:
     """``Σ X^A ∂/∂q^A`` as LaTeX, each component under the budget."""
-    terms = []
-    for c, q in zip(components, coordinates):
-        if c == 0:
-            continue
-        tex = p.latex(c)
-        if c == 1:
-            terms.append(rf"\partial_{{{_latex(q)}}}")
-        elif c == -1:
-            terms.append(rf"-\partial_{{{_latex(q)}}}")
-        else:
-            terms.append(rf"\left({tex}\right)\partial_{{{_latex(q)}}}")
-    return " + ".join(terms).replace("+ -", "- ") if terms else "0"
+    return combination_latex([(c, p.latex(c), rf"\partial_{{{_latex(q)}}}") for c, q in zip(components, coordinates)
+                              if c != 0])
 
 
 class ReportBlock:

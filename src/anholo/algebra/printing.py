@@ -6,7 +6,7 @@ import re
 
 import sympy as sp
 
-__all__ = ["latex", "symbol_latex_names", "EquationDisplay", "tex_text"]
+__all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "EquationDisplay", "tex_text"]
 
 
 def _dot_name(sym: sp.Symbol) -> str | None:
@@ -21,6 +21,48 @@ def _dot_name(sym: sp.Symbol) -> str | None:
     return None
 
 
+def dotted(sym, order: int = 1) -> str:
+    """LaTeX of the ``order``-th time derivative of a symbol, the accent on the letter only:
+    ``dotted(psi1, 2)`` is ``\\ddot{\\psi}_{1}`` (not ``\\ddot{\\psi_{1}}``).
+
+    >>> print(dotted(sp.Symbol("lambda1")))
+    \\dot{\\lambda}_{1}
+    """
+    name = sym.name if isinstance(sym, sp.Symbol) else str(sym)
+    return _dot_name(sp.Symbol(name + ("_ddot" if order == 2 else "_dot")))
+
+
+def combination_latex(terms) -> str:
+    """``Σ c_A e_A`` as LaTeX from ``[(c_A, tex(c_A), tex(e_A)), ...]`` (``tex(c_A)`` as printed, perhaps
+    under a size budget): zero terms dropped, ``1`` and ``-1``
+    not written, a sum in parentheses, a negative coefficient as a minus sign (``X = \\partial_x - y\\,
+    \\partial_z``, never ``1\\,\\partial_x`` or ``+ -``).
+
+    >>> x, y = sp.symbols("x y")
+    >>> print(combination_latex([(1, "1", "a"), (-y, latex(-y), "b"), (x + y, latex(x + y), "c")]))
+    a - y\\,b + \\left(x + y\\right)c
+    """
+    out = []
+    for c, tex, basis in terms:
+        c = sp.sympify(c)
+        if c == 0:
+            continue
+        sign = "+"
+        if not c.is_Add and tex.startswith("-"):  # the printed coefficient (perhaps a budget note) is kept
+            sign, c, tex = "-", -c, tex[1:].lstrip()
+        if c == 1:
+            body = basis
+        elif c.is_Add:
+            body = rf"\left({tex}\right){basis}"
+        else:
+            body = rf"{tex}\,{basis}"
+        out.append((sign, body))
+    if not out:
+        return "0"
+    first = ("-" if out[0][0] == "-" else "") + out[0][1]
+    return first + "".join(f" {sign} {body}" for sign, body in out[1:])
+
+
 def symbol_latex_names(expr) -> dict:
     """``symbol_names`` mapping for ``sympy.latex`` covering the dotted symbols in ``expr``."""
     names = {}
@@ -33,11 +75,20 @@ def symbol_latex_names(expr) -> dict:
 
 
 def latex(expr, **kwargs) -> str:
-    """``sympy.latex`` with dotted velocity symbols rendered as ``\\dot{q}``."""
+    """``sympy.latex`` with dotted velocity symbols rendered as ``\\dot{q}``; beyond 400 characters a
+    fraction whose numerator is much wider than its denominator is written ``\\frac{1}{d}\\left(n\\right)``
+    so that it can be broken over lines (breqn)."""
     expr = sp.sympify(expr)
     names = symbol_latex_names(expr)
     names.update(kwargs.pop("symbol_names", {}))
-    return sp.latex(expr, symbol_names=names, **kwargs)
+    out = sp.latex(expr, symbol_names=names, **kwargs)
+    if len(out) > _LONG and "long_frac_ratio" not in kwargs:
+        # a long fraction as (1/denominator)(numerator), as in print: the numerator can break over lines
+        out = sp.latex(expr, symbol_names=names, long_frac_ratio=1, **kwargs)
+    return out
+
+
+_LONG = 400  # characters of LaTeX beyond which long fractions are split
 
 
 class EquationDisplay:

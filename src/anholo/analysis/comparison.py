@@ -193,10 +193,15 @@ class MethodComparison:
                        "(t - t0)^3; with λ(t0) ≠ 0 they differ at order (t - t0)^2")
             if self.frobenius is not None and self.frobenius.compatibility:
                 out.append("accelerations agree for every λ exactly at the compatible velocities: "
-                           + ", ".join(f"{c} = 0" for c in self.frobenius.compatibility))
+                           + ", ".join(f"{_show(c)} = 0" for c in self.frobenius.compatibility))
         if self.frobenius is not None:
             out.insert(0, "constraints: " + self.frobenius.verdict())
         return out
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return "<pre>" + html.escape(self.to_text()) + "</pre>"
 
     def to_text(self) -> str:
         ch, vak = self.chetaev, self.vakonomic
@@ -255,12 +260,25 @@ class MethodComparison:
 
 
 def _show(expr):
+    """The form printed: tidied; a small expression also trigonometrically simplified and factored when that
+    is shorter (``-sin(θ)² - cos(θ)²`` is printed ``-1``)."""
     expr = sp.sympify(expr)
-    return tidy(expr) if not size_exceeds(expr, 3000) else expr
+    if size_exceeds(expr, 3000):
+        return expr
+    out = tidy(expr)
+    if isinstance(out, sp.Expr) and not size_exceeds(out, 80):
+        simple = sp.trigsimp(out)
+        for cand in (simple, sp.factor(simple)):
+            if sp.count_ops(cand) < sp.count_ops(out):
+                out = cand
+    return out
 
 
-def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None = None) -> MethodComparison:
+def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None = None,
+                    progress=None) -> MethodComparison:
     """Chetaev/nonholonomic versus vakonomic dynamics of one system (see the module docstring).
+
+    ``progress``, if given, is called with the name of each step as it starts.
 
     The Chetaev field is computed in the Lagrangian's frame, the vakonomic one in
     coordinates; both are compared in ``(q, q_dot)`` at the same state on C.
@@ -279,15 +297,20 @@ def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None
     >>> holo.frobenius.integrating_factor, holo.agree_for_every_multiplier
     (1/(x**2 + y**2), True)
     """
+    say = progress or (lambda message: None)
     ch = ChetaevSystem(lagrangian, constraints, forces=forces)
     C = ch.constraints
     vak_sys = NonlinearVakonomicSystem(ch.lagrangian, C)
     lam = vak_sys.multipliers
     if any(f != 0 for f in ch.forces):
         raise DimensionError("the vakonomic comparison is defined for Lagrangian forces only; drop the forces F.")
-    field, vak = ch.field(), vak_sys.field()
+    say("Chetaev (Lagrange-d'Alembert) field")
+    field = ch.field()
+    say("vakonomic field")
+    vak = vak_sys.field()
     q, u = ch.chart.coordinates, ch.chart.velocities
     acc_ch = field.natural_accelerations()
+    say("difference of the accelerations on C")
     diff = {x: reduce_if_cheap(vak.accelerations[x] - acc_ch[x], 600) for x in q}
     zero = dict.fromkeys(lam, 0)
     agree0 = all(vanishes_on_C(d.xreplace(zero), C) for d in diff.values())
@@ -299,6 +322,7 @@ def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None
     linear = C.is_linear and not (C.jacobian.free_symbols & set(u))
     homogeneous = all(vanishes(e - sp.Add(*[e.diff(w) * w for w in u])) for e in C.expressions)
     if linear and homogeneous and C.is_stationary:
+        say("Frobenius data")
         frob = frobenius_data(C)
         if C.count == 1:
             formula = _seed003_projection(vak_sys, frob, lam[0])

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
-from ..algebra.printing import latex, tex_text
+from ..algebra.printing import dotted, latex, tex_text
 from ..dynamics.chetaev import ChetaevSystem
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..dynamics.summaries import sides
@@ -93,7 +93,7 @@ class ChetaevSummary(ReportBlock):
         out = [r"\paragraph{Constraints}"] + align(f"0 &= {p.latex(c)}" for c in self.written)
         out += [r"\paragraph{Chetaev equations}"] + align(f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.equations)
         out += [r"\paragraph{On $C$}"] + align(
-            [rf"\ddot{{{latex(q)}}} &= {p.latex(e)}" for q, e in self.q_ddot.items()]
+            [rf"{dotted(q, 2)} &= {p.latex(e)}" for q, e in self.q_ddot.items()]
             + [rf"\lambda_{{{a + 1}}} &= {p.latex(e)}" for a, e in enumerate(self.multipliers)]
             + [rf"\bar\alpha_{{{a + 1}}} - \alpha_{{{a + 1}}} &= {p.latex(e)}"
                for a, e in enumerate(self.alpha_bar_minus_alpha)])

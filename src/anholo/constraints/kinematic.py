@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 
 from ..algebra import free_symbols, numeric_value, random_point, vanishes
+from ..algebra.printing import latex
 from ..errors import (
     ConstraintError,
     DependentConstraintsError,
@@ -411,6 +412,13 @@ class KinematicConstraints:
 
     def __str__(self):
         return "\n".join(f"{e} = 0" for e in self.expressions)
+
+    def as_latex(self) -> str:
+        """``0 = φ_a(q, q̇)`` as a LaTeX ``aligned`` block (dotted velocity names)."""
+        return "\\begin{aligned}\n" + " \\\\\n".join(f"0 &= {latex(e)}" for e in self.expressions) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {"expressions": [str(e) for e in self.expressions], "rank": self.rank,

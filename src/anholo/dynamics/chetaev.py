@@ -59,7 +59,7 @@ from ..algebra import (
 )
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..geometry.tangent import TangentBundle
-from ..algebra.printing import EquationDisplay
+from ..algebra.printing import EquationDisplay, latex
 from ..constraints.displacements import ChetaevDisplacements, VirtualDisplacements
 from ..constraints.kinematic import KinematicConstraints, _numeric_rank
 from .lagrangian import Lagrangian, constrained_problem
@@ -387,6 +387,18 @@ class ChetaevSystem:
 
     def __str__(self):
         return f"Chetaev system: {self.lagrangian}, constraints {', '.join(f'{e} = 0' for e in self.constraints.expressions)}"
+
+    def as_latex(self) -> str:
+        """The Lagrangian (in natural velocities) and the constraints ``0 = φ_a`` as a LaTeX ``aligned`` block."""
+        from ..algebra.presentation import Presenter
+
+        p = Presenter()  # tidied, and a note instead of an expression over the report's size budget
+        rows = [f"L &= {p.latex(self.lagrangian.natural_expr())}"]
+        rows += [f"0 &= {p.latex(e)}" for e in self.constraints.expressions]
+        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
 
 
 def _to_natural(bundle: TangentBundle, expr) -> sp.Expr:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
-from ..algebra.printing import latex
+from ..algebra.printing import dotted, latex
 from ..geometry.frame import Frame
 from ..errors import IrregularLagrangianError
 from .forces import forcing_terms
@@ -165,7 +165,7 @@ class EulerLagrangeSummary(ReportBlock):
         if self.regular:
             out += [r"\paragraph{Euler--Lagrange field}"] + align(
                 [f"{latex(v)} &= {p.latex(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
-                + [rf"\ddot{{{latex(q)}}} &= {p.latex(e)}" for q, e in self.q_ddot.items()])
+                + [rf"{dotted(q, 2)} &= {p.latex(e)}" for q, e in self.q_ddot.items()])
         else:
             out += [r"\paragraph{Singular Lagrangian: general solution of the Cartan equation}",
                     r"\[" + self.cartan.as_latex() + r"\]"]
@@ -267,7 +267,7 @@ class NonholonomicSummary(ReportBlock):
             f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.hamel)
         out += [r"\paragraph{Nonholonomic field on $C$ and multipliers of the constraints as written}"] + align(
             [f"{latex(d)} &= {p.latex(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
-            + [rf"\ddot{{{latex(qq)}}}\big|_{{C}} &= {p.latex(e)}" for qq, e in self.q_ddot.items()]
+            + [rf"{dotted(qq, 2)}\big|_{{C}} &= {p.latex(e)}" for qq, e in self.q_ddot.items()]
             + [rf"\lambda_{{{a + 1}}} &= {p.latex(e)}" for a, e in enumerate(self.multipliers)])
         return out
 
@@ -319,5 +319,5 @@ class VakonomicSummary(ReportBlock):
     def latex_lines(self, p: Presenter) -> list:
         rule = " + ".join(rf"{latex(lam)}\,\varphi_{{{a + 1}}}" for a, lam in enumerate(self.multipliers))
         return [rf"Euler--Lagrange equations of $L + {rule}$, on $C$:"] + align(
-            [rf"\ddot{{{latex(q)}}} &= {p.latex(e)}" for q, e in self.q_ddot.items()]
-            + [rf"\dot{{{latex(lam)}}} &= {p.latex(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)])
+            [rf"{dotted(q, 2)} &= {p.latex(e)}" for q, e in self.q_ddot.items()]
+            + [rf"{dotted(lam)} &= {p.latex(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)])

@@ -25,7 +25,7 @@ import sympy as sp
 
 from ..algebra import kernel as _kernel
 from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
-from ..algebra.printing import latex
+from ..algebra.printing import combination_latex, latex
 from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
 from .vector_field import VectorField
@@ -620,8 +620,8 @@ class Frame:
         """The vectors ``X_i`` and nonzero ``R^k_ij`` as a LaTeX ``aligned`` block."""
         rows = []
         for i in range(self.dim):
-            terms = [rf"{latex(c)}\,\partial_{{{latex(q)}}}" for c, q in zip(self.vectors.row(i), self.chart.coordinates) if c != 0]
-            rows.append(f"X_{{{i + 1}}} &= " + " + ".join(terms))
+            rows.append(f"X_{{{i + 1}}} &= " + combination_latex(
+                [(c, latex(c), rf"\partial_{{{latex(q)}}}") for c, q in zip(self.vectors.row(i), self.chart.coordinates)]))
         rows += [f"R^{{{k + 1}}}_{{{i + 1}{j + 1}}} &= {latex(v)}" for (k, i, j), v in self.nonzero_structure().items()]
         return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
 

@@ -36,6 +36,7 @@ from ..analysis.sections import Section
 from ..analysis.summaries import ChaplyginSummary, ChetaevSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
+from .latex import summary_tex
 
 __all__ = ["analyze", "Report", "SECTIONS", "DEFAULT_BUDGET"]
 
@@ -249,7 +250,7 @@ class Report:
         out += [r"\begin{align*}", f"L &= {self._wide().latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
         summary = self.summary_lines()
         if summary:
-            out += [r"\subsection{Summary}", r"\begin{itemize}"] + [rf"\item {esc(x)}" for x in summary] + [
+            out += [r"\subsection{Summary}", r"\begin{itemize}"] + [rf"\item {summary_tex(x)}" for x in summary] + [
                 r"\end{itemize}"]
         for o in self._ordered():
             out.append(rf"\subsection{{{esc(self._title(o))}}}")

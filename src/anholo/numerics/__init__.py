@@ -4,7 +4,8 @@
 * :mod:`~anholo.numerics.compile` — fast numerical functions (``sympy.cse``, parameters as values);
 * :mod:`~anholo.numerics.integrate` — :func:`simulate` on :func:`scipy.integrate.solve_ivp`, :class:`Trajectory`;
 * :mod:`~anholo.numerics.monitors` — energy, constraint residuals, momentum maps;
-* :mod:`~anholo.numerics.batch` — many runs over initial states or parameter values, in processes.
+* :mod:`~anholo.numerics.batch` — many runs over initial states or parameter values, in processes or on Dask;
+* :mod:`~anholo.numerics.sweep` — parameter sweeps tabulated to CSV/Parquet (``anholo sweep``).
 """
 
 from .compile import CompiledSystem, compile_functions, compile_system

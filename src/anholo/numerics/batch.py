@@ -1,34 +1,44 @@
-"""Many runs of one compiled field: over initial states and/or parameter values, in processes.
+"""Many runs of one compiled field: over initial states and/or parameter values, in processes or on Dask.
 
-The compiled system is sent once to each worker process (it pickles as its
-generated source, :class:`~anholo.numerics.compile.CompiledSystem`); runs are
-distributed in chunks with :class:`concurrent.futures.ProcessPoolExecutor`, and a
-one-line progress indicator is written to stderr as chunks finish.
+The compiled system is sent once to each worker (it pickles as its generated
+source, :class:`~anholo.numerics.compile.CompiledSystem`); runs are distributed in
+chunks with :class:`concurrent.futures.ProcessPoolExecutor` on this machine, or
+with ``distributed.Client`` on a Dask cluster given its scheduler address
+(:func:`map_runs`).  Every run is the same deterministic computation wherever it
+executes, so the results do not depend on where they ran.  A progress bar (tqdm)
+is written to stderr as chunks finish, if asked for.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..errors import SimulationError
 from .integrate import as_compiled, simulate
 
-__all__ = ["simulate_batch"]
+__all__ = ["simulate_batch", "map_runs", "dask_client"]
 
-_WORKER_SYSTEM = None
-
-
-def _init_worker(compiled) -> None:
-    global _WORKER_SYSTEM
-    _WORKER_SYSTEM = compiled
+_WORKER_SHARED = None
 
 
-def _run_chunk(chunk, t_span, options):
-    return [(i, simulate(_WORKER_SYSTEM, t_span, *state, parameters=params, **options)) for i, state, params in chunk]
+def _init_worker(shared) -> None:
+    global _WORKER_SHARED
+    _WORKER_SHARED = shared
+
+
+def _run_chunk(fn, chunk, t_span, options):
+    return [(i, fn(_WORKER_SHARED, t_span, state, params, options)) for i, state, params in chunk]
+
+
+def _run_chunk_with(shared, fn, chunk, t_span, options):
+    return [(i, fn(shared, t_span, state, params, options)) for i, state, params in chunk]
+
+
+def _simulate_one(compiled, t_span, state, params, options):
+    return simulate(compiled, t_span, *state, parameters=params, **options)
 
 
 def _runs(initial_states, parameters) -> list:
@@ -49,8 +59,111 @@ def _runs(initial_states, parameters) -> list:
     return [(i, s, p) for i, (s, p) in enumerate(zip(states, params))]
 
 
+def dask_client(scheduler):
+    """``(client, owned)``: a ``distributed.Client`` connected to ``scheduler`` (an address such as
+    ``"tcp://10.0.0.1:8786"``, or a Client / LocalCluster given directly); ``owned`` is True if this
+    function opened the connection (and the caller should close it)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SimulationError(
+            "running on a Dask cluster needs dask.distributed, which is not installed; install it with "
+            "pip install \"anholo[dask]\" (or pip install \"dask[distributed]\"), or leave out the scheduler "
+            "to run on this machine."
+        ) from None
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    if hasattr(scheduler, "scheduler_address"):  # a LocalCluster or another cluster object
+        scheduler = scheduler.scheduler_address
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise SimulationError(f"a Dask scheduler is given by its address (e.g. tcp://host:8786), got {scheduler!r}.")
+    try:
+        return Client(scheduler.strip(), timeout="10s"), True
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SimulationError(f"cannot connect to the Dask scheduler at {scheduler.strip()}: "
+                              f"{' '.join(str(exc).split()) or type(exc).__name__}.") from None
+
+
+class _Bar:
+    """A tqdm progress bar on ``stream`` (``batch: done/total runs``), or nothing."""
+
+    def __init__(self, total: int, enabled: bool, stream, label: str):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=stream or sys.stderr, desc=label, dynamic_ncols=True,
+                            bar_format="{desc}: {n}/{total} runs |{bar}| {elapsed}<{remaining}")
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def map_runs(fn: Callable, shared, t_span, runs: Sequence, options: Mapping, *, workers: int | None = None,
+             scheduler=None, progress: bool = False, progress_stream=None, label: str = "batch") -> list:
+    """``[fn(shared, t_span, state, params, options) for each run]``, in the order of ``runs``.
+
+    ``runs`` is a list of ``(index, state, params)``; ``fn`` must be a module-level function
+    (it is pickled by reference) and ``shared`` picklable (it is sent once per worker).
+    Without ``scheduler``: in this process (``workers=1``) or in a process pool of ``workers``
+    processes (default: the number of CPUs).  With ``scheduler`` (an address or a
+    ``distributed.Client``): ``shared`` is scattered to every worker of the Dask cluster and the
+    runs are submitted in chunks.
+    """
+    total = len(runs)
+    results: list = [None] * total
+    options = dict(options)
+    bar = _Bar(total, progress, progress_stream, label)
+    try:
+        if scheduler is not None:
+            client, owned = dask_client(scheduler)
+            try:
+                from distributed import as_completed as dask_completed
+
+                nworkers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
+                size = max(1, total // (4 * nworkers))
+                chunks = [runs[k:k + size] for k in range(0, total, size)]
+                remote = client.scatter(shared, broadcast=True)
+                futures = [client.submit(_run_chunk_with, remote, fn, chunk, t_span, options, pure=False)
+                           for chunk in chunks]
+                for fut in dask_completed(futures):
+                    part = fut.result()
+                    for i, value in part:
+                        results[i] = value
+                    bar.update(len(part))
+            finally:
+                if owned:
+                    client.close()
+            return results
+        workers = (os.cpu_count() or 1) if workers is None else int(workers)
+        if workers < 1:
+            raise SimulationError(f"workers must be at least 1, got {workers}.")
+        if workers == 1 or total <= 1:
+            for i, state, params in runs:
+                results[i] = fn(shared, t_span, state, params, options)
+                bar.update(1)
+            return results
+        size = max(1, total // (4 * workers))
+        chunks = [runs[k:k + size] for k in range(0, total, size)]
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(shared,)) as pool:
+            futures = [pool.submit(_run_chunk, fn, chunk, t_span, options) for chunk in chunks]
+            for fut in as_completed(futures):
+                part = fut.result()
+                for i, value in part:
+                    results[i] = value
+                bar.update(len(part))
+        return results
+    finally:
+        bar.close()
+
+
 def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *, workers: int | None = None,
-                   progress: bool = False, progress_stream=None, **options) -> list:
+                   scheduler=None, progress: bool = False, progress_stream=None, **options) -> list:
     """Integrate one field from many initial states and/or parameter values.
 
     Parameters
@@ -63,9 +176,11 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
     parameters : mapping or sequence of mappings, optional
         Parameter values for all runs, or one mapping per run.
     workers : int, optional
-        Worker processes (default: the number of CPUs); 1 runs in this process.
+        Worker processes on this machine (default: the number of CPUs); 1 runs in this process.
+    scheduler : str or distributed.Client, optional
+        Run on this Dask cluster instead (``workers`` is then ignored); the results are the same.
     progress : bool
-        Write ``batch: done/total runs`` to stderr as runs finish.
+        A progress bar ``batch: done/total runs`` on stderr (or ``progress_stream``).
     **options
         Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, points, …).
 
@@ -85,34 +200,5 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
     """
     compiled = as_compiled(system)
     runs = _runs(initial_states, parameters)
-    total = len(runs)
-    stream = progress_stream or sys.stderr
-    workers = os.cpu_count() or 1 if workers is None else int(workers)
-    if workers < 1:
-        raise SimulationError(f"workers must be at least 1, got {workers}.")
-    results: list = [None] * total
-    done = 0
-    start = time.monotonic()
-
-    def report():
-        if progress:
-            print(f"\rbatch: {done}/{total} runs ({time.monotonic() - start:.1f} s)", end="", file=stream, flush=True)
-
-    if workers == 1 or total <= 1:
-        for i, state, params in runs:
-            results[i] = simulate(compiled, t_span, *state, parameters=params, **options)
-            done += 1
-            report()
-    else:
-        size = max(1, total // (4 * workers))
-        chunks = [runs[k:k + size] for k in range(0, total, size)]
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(compiled,)) as pool:
-            futures = [pool.submit(_run_chunk, chunk, t_span, options) for chunk in chunks]
-            for fut in as_completed(futures):
-                for i, traj in fut.result():
-                    results[i] = traj
-                    done += 1
-                report()
-    if progress:
-        print(file=stream, flush=True)
-    return results
+    return map_runs(_simulate_one, compiled, t_span, runs, options, workers=workers, scheduler=scheduler,
+                    progress=progress, progress_stream=progress_stream)

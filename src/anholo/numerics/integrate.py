@@ -167,6 +167,20 @@ class Trajectory:
             for row in zip(*cols.values()):
                 writer.writerow([repr(float(x)) for x in row])
 
+    def _repr_html_(self) -> str:
+        """A summary table for Jupyter: the final state and the monitors."""
+        import html
+
+        rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{q:.10g}</td><td>{u:.10g}</td></tr>"
+                       for n, q, u in zip(self.coordinate_names, self.q[:, -1], self.qdot[:, -1]))
+        res = self.constraint_residuals()
+        monitors = f"max relative energy drift {float(np.max(self.energy_drift())):.3g}"
+        if res.size:
+            monitors += f", max |constraint residual| {float(np.max(np.abs(res))):.3g}"
+        return (f"<p>{html.escape(repr(self))}</p><table><thead><tr><th>coordinate</th><th>value at "
+                f"t = {self.t[-1]:g}</th><th>velocity</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<p>{monitors}</p>")
+
     def __repr__(self):
         return (f"Trajectory({self.kind}, {len(self.t)} points, t in [{self.t[0]:g}, {self.t[-1]:g}], "
                 f"nfev={self.nfev}, method={self.method})")

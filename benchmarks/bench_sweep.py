@@ -1,0 +1,120 @@
+#!/usr/bin/env python
+"""Benchmark: scaling of parameter sweeps (anholo.numerics.sweep) with the number of workers.
+
+One sweep — the Euler–Lagrange field of the spherical pendulum over a grid of the
+gravity ``g`` and the initial azimuthal velocity ``phi_dot(0)`` (a motion that keeps
+oscillating, so the cost of a run grows with T), each run over ``[0, T]`` with DOP853,
+rtol 1e-10, atol 1e-12 — executed by four routes, side by side:
+
+* ``serial``        — ``workers=1`` (in this process; the baseline);
+* ``pool-2``        — a local ``ProcessPoolExecutor`` with 2 processes (the default route);
+* ``dask-1``/``dask-2`` — a ``distributed.LocalCluster`` with 1 or 2 worker processes
+  (1 thread each), given to the sweep by its scheduler address like a remote cluster.
+
+Reported per route: wall time of the sweep (median of ``--repeat``), speed-up and
+parallel efficiency against ``serial``, and whether the rows equal the serial rows bit
+for bit; the share of a core the serial run actually got (CPU time / wall time) shows how
+busy the machine was.  Cluster start-up is timed separately (it is paid once per session, not per
+sweep).  The machine's load average is recorded: other processes compete for the cores.
+
+Run from the repository root::
+
+    python benchmarks/bench_sweep.py            # 16 runs, T = 150, 2 repeats
+    python benchmarks/bench_sweep.py --quick    # 16 runs, T = 20, 1 repeat
+
+Results are printed as a table and written to ``benchmarks/results/sweep.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from anholo.numerics import compile_system, from_system  # noqa: E402
+from anholo.numerics.sweep import sweep  # noqa: E402
+from anholo.system import System  # noqa: E402
+from _common import _source_digest, machine_info, print_aligned  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_JSON = HERE / "results" / "sweep.json"
+OPTIONS = dict(method="DOP853", rtol=1e-10, atol=1e-12)
+
+
+def _timed(fn, repeat: int):
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--quick", action="store_true", help="16 runs, T = 20, 1 repeat")
+    parser.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
+    args = parser.parse_args()
+    load = os.getloadavg()
+    digest = _source_digest()
+    n_a, n_m, t_end, repeat = (8, 2, 20.0, 1) if args.quick else (8, 2, 150.0, 2)
+    compiled = compile_system(from_system(System.load("spherical_pendulum"), "euler-lagrange"))
+    ranges = {"g": (1.0, 20.0, n_a), "qdot0.phi": (0.5, 1.5, n_m)}
+    base_q0, base_qdot0 = [0.8, 0.0], [0.0, 1.0]
+    runs = n_a * n_m
+
+    def run(**kw):
+        return sweep(compiled, ranges, base_q0, base_qdot0, t_end, points=201, **OPTIONS, **kw)
+
+    table, records = [["route", "workers", "wall [s]", "speed-up", "efficiency", "rows = serial"]], []
+    cpu0 = time.process_time()
+    base_time, base_times, base = _timed(lambda: run(workers=1), repeat)
+    cpu_share = (time.process_time() - cpu0) / sum(base_times)  # < 1: other processes took the core
+    assert base.failed == 0, [r[-1] for r in base.rows if r[-1] != "ok"][:1]
+    per_run = base_time / runs
+    results = [("serial", 1, base_time, True)]
+    t, _, res = _timed(lambda: run(workers=2), repeat)
+    results.append(("pool-2", 2, t, res.rows == base.rows))
+    startup = {}
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        LocalCluster = None
+    if LocalCluster is not None:
+        for n in (1, 2):
+            t0 = time.perf_counter()
+            with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
+                startup[n] = time.perf_counter() - t0
+                t, _, res = _timed(lambda: run(scheduler=cl.scheduler_address), repeat)
+            results.append((f"dask-{n}", n, t, res.rows == base.rows))
+    for route, workers, wall, same in results:
+        speed = base_time / wall
+        table.append([route, str(workers), f"{wall:.2f}", f"{speed:.2f}", f"{speed / workers:.0%}",
+                      "yes" if same else "NO"])
+        records.append({"route": route, "workers": workers, "wall_s": wall, "speedup": speed,
+                        "efficiency": speed / workers, "rows_equal_serial": same})
+    print(f"sweep: spherical_pendulum euler-lagrange, {runs} runs, t in [0, {t_end:g}], "
+          f"{per_run * 1e3:.1f} ms per run serially; median of {repeat}; load average at start "
+          f"{load[0]:.2f} on {os.cpu_count()} CPUs; the serial run got {cpu_share:.0%} of a core")
+    print_aligned(table)
+    if startup:
+        print("LocalCluster start-up (once per session): " +
+              ", ".join(f"{n} worker(s) {s:.2f} s" for n, s in startup.items()))
+    out = {"machine": machine_info(digest, load), "system": "spherical_pendulum", "field": "euler-lagrange",
+           "runs": runs, "t_end": t_end, "repeat": repeat, "serial_ms_per_run": per_run * 1e3,
+           "serial_cpu_share": cpu_share,
+           "routes": records, "cluster_startup_s": {str(k): v for k, v in startup.items()}}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {args.json}")
+    return 0 if all(r["rows_equal_serial"] for r in records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""A compilable LaTeX document from a report (``anholo analyze --latex --standalone``).
+
+:meth:`anholo.io.report.Report.to_latex` gives a fragment (``\\section`` for the system,
+``\\subsection`` per block, ``align*`` for the equations; it needs amsmath) to
+``\\input`` into a paper.  :func:`latex_document` wraps it into an article that
+compiles as it is with pdflatex: amsmath, amssymb, geometry, and ``breqn`` for the
+equations too long for a line — every ``align*`` block with a row longer than
+``width`` characters of LaTeX is set as a ``dgroup*`` of ``dmath*`` rows, which
+breqn breaks over several lines (Downes & Robertson, the breqn package).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..algebra.printing import tex_text
+
+__all__ = ["latex_document", "break_long_equations", "summary_tex", "PREAMBLE"]
+
+#: Packages the document uses (all in TeX Live's latex-base / latex-recommended / latex-extra).
+PREAMBLE = r"""\documentclass[11pt]{article}
+\usepackage[T1]{fontenc}
+\usepackage[margin=2cm]{geometry}
+\usepackage{amsmath,amssymb}
+\usepackage{breqn}
+\setlength{\parindent}{0pt}
+\setlength{\parskip}{0.5ex}
+"""
+
+_NOTE = re.compile(r"\\text\{(\[.*\])\}")
+_ALIGN = re.compile(r"\\begin\{align\*\}\n(.*?)\n\\end\{align\*\}", re.S)
+
+
+def _visible(row: str) -> int:
+    """A rough width of a row of LaTeX in glyphs: spacing, grouping and ``\\left``/``\\right`` dropped, each
+    other command (``\\theta``, ``\\sin``) counted as two; a budget note counts as its text."""
+    row = re.sub(r"\\(left|right|big|Big|frac|dot|ddot|mathrm|text)\b|[{}\s&]|\\,", "", row)
+    return len(re.sub(r"\\[A-Za-z]+", "..", row))
+
+
+_PAGE = 900  # glyphs of an equation that breqn can still set on one page (it cannot break across pages)
+
+
+def _group_end(tex: str, start: int) -> int:
+    """The index after the brace group that opens at ``tex[start] == "{"``."""
+    depth = 0
+    for i in range(start, len(tex)):
+        depth += {"{": 1, "}": -1}.get(tex[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(tex)
+
+
+def _top_terms(tex: str) -> list:
+    """``tex`` split before its top-level `` + `` and `` - `` (outside braces and ``\\left``/``\\right``)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(tex):
+        if tex.startswith(r"\left", i) and not tex.startswith(r"\leftarrow", i):
+            depth, i = depth + 1, i + 5
+            continue
+        if tex.startswith(r"\right", i) and not tex.startswith(r"\rightarrow", i):
+            depth, i = depth - 1, i + 6
+            continue
+        c = tex[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth == 0 and c in "+-" and 0 < i < len(tex) - 1 and tex[i - 1] == " " and tex[i + 1] == " ":
+            parts.append(tex[start:i].strip())
+            start = i
+        i += 1
+    parts.append(tex[start:].strip())
+    return [x for x in parts if x]
+
+
+def _over_a_page(lhs: str, rhs: str) -> list:
+    """An equation too long for one page as several ``dmath*``: its top-level sum in pieces (a leading
+    ``\\frac{1}{d}\\left( … \\right)`` is opened with ``\\Bigl(`` and closed with ``\\Bigr)``)."""
+    head, tail, body = "", "", rhs
+    if rhs.startswith(r"\frac{1}{"):
+        end = _group_end(rhs, len(r"\frac{1}"))
+        rest = rhs[end:].strip()
+        if rest.startswith(r"\left(") and rest.endswith(r"\right)"):
+            head, tail, body = rhs[:end] + r" \Bigl(", r"\Bigr)", rest[len(r"\left("):-len(r"\right)")].strip()
+    terms = _top_terms(body)
+    chunks, current = [], []
+    for term in terms:
+        if current and _visible(" ".join(current + [term])) > _PAGE:
+            chunks.append(" ".join(current))
+            current = []
+        current.append(term)
+    chunks.append(" ".join(current))
+    out = []
+    for k, chunk in enumerate(chunks):
+        text = (f"{lhs} = {head} " if k == 0 else r"\quad ") + chunk + (f" {tail}" if k == len(chunks) - 1 else "")
+        out += [r"\begin{dmath*}", text, r"\end{dmath*}"]
+    return out
+
+
+_SUMMARY_MATH = ((r"R\^{}k\_ij", r"$R^k_{ij}$"), (r"R\^{}a\_$\alpha$$\beta$", r"$R^a_{\alpha\beta}$"),
+                 (r"v\^{}$\beta$", r"$v^\beta$"), (r"p\_a", r"$p_a$"),
+                 (r"Gamma\_nh", r"$\Gamma_{\mathrm{nh}}$"), ("i $<$ j", "$i < j$"))
+
+
+def summary_tex(line: str) -> str:
+    """A verdict line of the report's summary in LaTeX text: specials escaped, and the usual symbols
+    (``R^k_ij``, ``sigma``, ``Gamma_nh``, ...) set as mathematics."""
+    out = tex_text(line)
+    for plain, math in _SUMMARY_MATH:
+        out = out.replace(plain, math)
+    return re.sub(r"(?<![\\A-Za-z])sigma\b", lambda m: r"$\sigma$", out)
+
+
+def _side(x: str) -> str:
+    note = _NOTE.fullmatch(x)
+    return r"\textit{" + note.group(1) + "}" if note else f"${x}$"
+
+
+def break_long_equations(fragment: str, width: int = 90) -> str:
+    """``align*`` blocks with a row wider than ``width`` become ``dgroup*`` blocks of ``dmath*`` (breqn),
+    which break long right-hand sides over lines; short blocks are kept as they are."""
+
+    def replace(match):
+        rows = [r.strip() for r in re.split(r"\s*\\\\\s*\n", match.group(1)) if r.strip()]
+        if all(_visible(r) <= width for r in rows):
+            return match.group(0)
+        out, group = [], []
+
+        def flush():
+            if group:
+                out.extend([r"\begin{dgroup*}"] + group + [r"\end{dgroup*}"])
+                group.clear()
+
+        for row in rows:
+            lhs, sep, rhs = (x.strip() for x in row.partition("&="))
+            if not sep:
+                lhs, rhs = row.replace("&", ""), None
+            if _NOTE.fullmatch(lhs) or (rhs is not None and _NOTE.fullmatch(rhs)):
+                flush()  # an expression over the size budget: its note is text, set as a paragraph
+                out.append(r"\par\noindent " + " $=$ ".join(_side(x) for x in (lhs, rhs) if x is not None) + r"\par")
+                continue
+            if rhs is not None and _visible(rhs) > _PAGE:
+                group += _over_a_page(lhs, rhs)
+                continue
+            group += [r"\begin{dmath*}", f"{lhs} = {rhs}" if rhs is not None else lhs, r"\end{dmath*}"]
+        flush()
+        return "\n".join(out)
+
+    return _ALIGN.sub(replace, fragment)
+
+
+def latex_document(report, title: str | None = None, width: int = 90) -> str:
+    """A complete LaTeX document (see the module docstring) of a report, or of a fragment given as a string."""
+    fragment = report if isinstance(report, str) else report.to_latex()
+    name = title or (getattr(getattr(report, "system", None), "name", None) or "anholo report")
+    return (PREAMBLE + rf"\title{{{tex_text(name)}}}" + "\n" + r"\begin{document}" + "\n"
+            + break_long_equations(fragment, width) + r"\end{document}" + "\n")
