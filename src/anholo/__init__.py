@@ -31,6 +31,7 @@ from .geometry import (
     velocity_symbol,
     wedge,
 )
+from .algebra.implicit import ImplicitForm
 from .constraints import KinematicConstraints, LinearConstraints
 from .dynamics import (
     CartanSolution,
@@ -85,4 +86,5 @@ __all__ = [
     "VakonomicSystem",
     "VakonomicField",
     "SectionField",
+    "ImplicitForm",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "IntegrationError",
     "PlotError",
     "ReportError",
+    "ExpressionBudgetError",
 ]
 
 
@@ -154,3 +155,8 @@ class PlotError(AnholoError):
 class ReportError(AnholoError):
     """A report cannot be made as asked (an unknown section name), or a block of it does not
     apply to the system (e.g. consistency for affine constraints)."""
+
+
+class ExpressionBudgetError(AnholoError):
+    """An expression asked for explicitly (e.g. accelerations solved out of ``M ẋ = F``) would exceed
+    its size budget: use the implicit form, the numerical solution, or raise the budget."""
