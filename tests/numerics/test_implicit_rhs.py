@@ -42,7 +42,7 @@ def test_compiled_implicit_rhs_against_the_coordinate_method(name):
     for seed in (1, 2):
         pt, y, qdd = _state_and_oracle(spec, nh, seed)
         p = [float(pt[s]) for s in f.parameters]
-        dy = f.rhs(p)(0.0, y)
+        dy = np.asarray(f.rhs(p)(0.0, y))
         # q̇ = X^T v on C, and q̈^A = X_i^A v̇^i + v^i v^j X_j(X_i^A) (affine rates included)
         sub = {**{s: sp.Float(val, 20) for s, val in zip(f.states, y)}, **{s: pt[s] for s in f.parameters}}
         np.testing.assert_allclose(dy[:len(q)], [float(pt[u]) for u in spec.velocities], rtol=1e-9, atol=1e-10)
@@ -84,12 +84,12 @@ def test_chaplygin_sleigh_closed_form_and_energy_along_a_solution():
     assert sol.success
     # closed form at the end point: u = cos θ ẋ + sin θ ẏ, ω = θ̇ obey u̇ = a ω², (I + m a²) ω̇ = −m a u ω
     yT = sol.y[:, -1]
-    dy = f.rhs(p)(0.0, yT)
+    dy = np.asarray(f.rhs(p)(0.0, yT))
     qd = dy[:3]
     u = np.cos(yT[2]) * qd[0] + np.sin(yT[2]) * qd[1]
     omega = qd[2]
     eps = 1e-6
-    d2 = (f.rhs(p)(0.0, yT + eps * dy)[:3] - qd) / eps
+    d2 = (np.asarray(f.rhs(p)(0.0, yT + eps * dy))[:3] - qd) / eps
     udot = -np.sin(yT[2]) * omega * qd[0] + np.cos(yT[2]) * omega * qd[1] + np.cos(yT[2]) * d2[0] + np.sin(yT[2]) * d2[1]
     assert udot == pytest.approx(a * omega**2, rel=1e-4)
     assert d2[2] == pytest.approx(-m * a * u * omega / (I + m * a**2), rel=1e-4)

@@ -120,7 +120,9 @@ def _coupling_parameter(system, verdict):
 
 
 #: CPU seconds the report gives the search of sections −p + c (``ChaplyginSystem.momentum_sections``).
-SEARCH_BUDGET = 8.0
+SEARCH_BUDGET = 6.0
+#: CPU seconds the report gives the consistency block's default search of sections (degree ≤ 1 in v).
+CONSISTENCY_SEARCH_BUDGET = 3.0
 
 
 @dataclass(frozen=True)

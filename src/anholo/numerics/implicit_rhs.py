@@ -50,7 +50,8 @@ class ImplicitRHS:
     def __post_init__(self):
         args = list(self.states) + list(self.parameters)
         exprs = list(self.kinematics) + list(self.form.matrix) + list(self.form.rhs)
-        object.__setattr__(self, "_scalar", sp.lambdify(args, exprs, modules="math", cse=True))
+        scalar = sp.lambdify(args, exprs, modules="math", cse=True)
+        object.__setattr__(self, "_scalar", lambda *a: list(scalar(*a)))
         object.__setattr__(self, "_vector", sp.lambdify(args, exprs, modules="numpy", cse=True))
 
     @property
@@ -67,18 +68,29 @@ class ImplicitRHS:
         return tuple(float(by_name[p.name]) for p in self.parameters)
 
     def rhs(self, p: Sequence) -> callable:
-        """``rhs(t, y)`` for :func:`scipy.integrate.solve_ivp` at the parameter values ``p``."""
+        """``rhs(t, y)`` (a list) for :func:`scipy.integrate.solve_ivp` at the parameter values ``p``.
+
+        ``M v̇ = F`` is solved per call: by Cramer's rule in floats for ``dim M ≤ 2`` (cheaper
+        than a LAPACK call), else by ``numpy.linalg.solve``."""
         f, p = self._scalar, tuple(float(x) for x in p)
         n, k = len(self.kinematics), self.form.dim
         solve, array = np.linalg.solve, np.array
 
-        def rhs(t, y):
-            vals = f(*y, *p)
-            M = array(vals[n:n + k * k]).reshape(k, k)
-            out = np.empty(n + k)
-            out[:n] = vals[:n]
-            out[n:] = solve(M, vals[n + k * k:])
-            return out
+        if k == 1:
+            def rhs(t, y):
+                vals = f(*y, *p)
+                return vals[:n] + [vals[n + 1] / vals[n]]
+        elif k == 2:  # Cramer's rule in floats: a LAPACK call costs more than the arithmetic
+            def rhs(t, y):
+                vals = f(*y, *p)
+                a, b, c, d, e, g = vals[n:n + 6]
+                det = a * d - b * c
+                return vals[:n] + [(e * d - b * g) / det, (a * g - c * e) / det]
+        else:
+            def rhs(t, y):
+                vals = f(*y, *p)
+                M = array(vals[n:n + k * k]).reshape(k, k)
+                return vals[:n] + list(solve(M, vals[n + k * k:]))
 
         return rhs
 
