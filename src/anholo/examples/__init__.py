@@ -10,11 +10,11 @@ generated system is validated exactly like a file.
 
 >>> from anholo.examples import list_examples, load_example
 >>> [name for name, title in list_examples()]  # doctest: +NORMALIZE_WHITESPACE
-['appell_hamel', 'chaplygin_sleigh', 'conformal_constraint', 'darboux_4d',
+['appell_hamel', 'chaplygin_ball', 'chaplygin_sleigh', 'conformal_constraint', 'darboux_4d',
  'knife_edge', 'n_trailer_<n>', 'nonholonomic_particle',
  'nonhomogeneous_counterexample', 'parallel_velocities', 'polar_particle', 'rigid_body',
- 'rolling_disk', 'rotating_knife_edge', 'seed004_class', 'sphere_on_turntable',
- 'spherical_pendulum',
+ 'roller_racer', 'rolling_disk', 'rotating_knife_edge', 'seed004_class', 'snakeboard',
+ 'sphere_on_turntable', 'spherical_pendulum',
  'two_particles_perpendicular', 'two_wheeled_carriage', 'vertical_rolling_disk']
 >>> load_example("rigid_body").coordinates
 (phi, theta, psi)
