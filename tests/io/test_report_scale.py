@@ -16,6 +16,7 @@ import sympy as sp
 from oracles import constrained_coordinate_solution, dependent_velocities, point_on_constraints
 
 from anholo.algebra.budget import OverBudget, cpu_budget
+from anholo.algebra.presentation import Presenter
 from anholo.analysis.summaries import ChaplyginSummary, SearchNotFinished
 from anholo.examples import load_example
 from anholo.io.report import analyze
@@ -54,8 +55,8 @@ def test_search_over_its_budget_is_reported_not_lost():
     ch = system.chaplygin()
     block = ChaplyginSummary.of(ch, system.nonholonomic(), system, search_budget=0.01)
     assert isinstance(block.search, SearchNotFinished)
-    assert "not finished within its budget" in "\n".join(block.text_lines(__import__("anholo").algebra.presentation.Presenter()))
-    assert block.payload(__import__("anholo").algebra.presentation.Presenter())["chaplygin"]["search"]["completed"] is False
+    assert "not finished within its budget" in "\n".join(block.text_lines(Presenter()))
+    assert block.payload(Presenter())["chaplygin"]["search"]["completed"] is False
 
 
 def test_cpu_budget_interrupts_and_restores():
