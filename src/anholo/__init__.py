@@ -32,6 +32,7 @@ from .geometry import (
     velocity_symbol,
     wedge,
 )
+from .algebra.implicit import ImplicitForm
 from .constraints import KinematicConstraints, LinearConstraints
 from .dynamics import (
     CartanSolution,
@@ -93,4 +94,5 @@ __all__ = [
     "Forces",
     "MechanicsModel",
     "from_mechanics",
+    "ImplicitForm",
 ]

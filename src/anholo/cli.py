@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare_parser(sub)
     _add_simulate_parser(sub)
     _add_sweep_parser(sub)
+    _add_linearize_parser(sub)
     return parser
 
 
@@ -429,6 +430,88 @@ def _cmd_compare(args, out) -> int:
     return 0
 
 
+def _add_linearize_parser(sub) -> None:
+    lin = sub.add_parser(
+        "linearize",
+        help="linearise a field about an equilibrium or a steady motion: A matrix and eigenvalues",
+        description="Linearise the nonholonomic field on C (states: coordinates and free quasi-velocities "
+        "v1, v2, ... of the adapted frame, see 'anholo analyze FILE --sections frame,nonholonomic') or the "
+        "Euler-Lagrange field about a reference state, from the implicit form M v_dot = F; with --sweep, "
+        "a table of eigenvalues over a range of a state (e.g. a speed) or a parameter.",
+    )
+    lin.add_argument("target", metavar="FILE_OR_EXAMPLE", help="path of a system file, or an example name")
+    lin.add_argument("--at", default="", metavar="NAME=VALUE,...",
+                     help="the reference state (states not given are 0)")
+    lin.add_argument("--states", default=None, metavar="NAME,...",
+                     help="the states to linearise in (default: all coordinates and free quasi-velocities)")
+    lin.add_argument("--sweep", default=None, metavar="NAME=START:STOP:COUNT",
+                     help="a state (e.g. a speed) or parameter to sweep over COUNT values")
+    lin.add_argument("--field", choices=("nonholonomic", "euler-lagrange"), default=None,
+                     help="the dynamics (default: nonholonomic for a system with constraints)")
+    lin.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
+                     metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
+    lin.add_argument("--json", action="store_true", help="print a machine-readable JSON result")
+    lin.add_argument("--plot", default=None, metavar="OUT.png", help="save the eigenvalues over the sweep")
+
+
+def _cmd_linearize(args, out) -> int:
+    import json
+
+    import numpy as np
+
+    from .analysis.linearization import LinearizationProblem
+    from .errors import InitialStateError
+    from .system import System
+
+    system = System.load(args.target)
+    params = {str(k): v for k, v in (system.values or {}).items()}
+    for name, value in args.assignments:
+        params[name] = float(_numbers(value, f"--set {name}", 1, [name])[0])
+    ref = {}
+    for item in filter(None, (x.strip() for x in args.at.split(","))):
+        name, _, value = item.partition("=")
+        if not _:
+            raise InitialStateError(f"--at expects NAME=VALUE,..., got {item!r}.")
+        ref[name.strip()] = _numbers(value, f"--at {name.strip()}", 1, [name.strip()])[0]
+    field = args.field or ("nonholonomic" if system.constraints else "euler-lagrange")
+    source = system.nonholonomic() if field == "nonholonomic" else system.lagrangian
+    states = None if args.states is None else [x.strip() for x in args.states.split(",") if x.strip()]
+    problem = LinearizationProblem(source, states)
+    if args.sweep:
+        name, _, rng = args.sweep.partition("=")
+        parts = rng.split(":")
+        if not _ or len(parts) != 3:
+            raise InitialStateError(f"--sweep expects NAME=START:STOP:COUNT, got {args.sweep!r}.")
+        start, stop = (_numbers(x, "--sweep", 1, [name])[0] for x in parts[:2])
+        count = int(_numbers(parts[2], "--sweep COUNT", 1, ["COUNT"])[0])
+        xs = np.linspace(start, stop, max(count, 1))
+        results = problem.sweep(name.strip(), xs, ref, params)
+    else:
+        name, xs, results = None, [], [problem.at(ref, params)]
+    if args.json:
+        payload = {"field": field, "states": [s.name for s in problem.states], "sweep": name,
+                   "values": [float(x) for x in xs], "results": [r.to_dict() for r in results]}
+        print(json.dumps(payload, indent=2), file=out)
+    elif name is None:
+        print(f"{system.name}: {field} field linearised at " + (", ".join(f"{k} = {v:g}" for k, v in ref.items())
+                                                               or "the origin"), file=out)
+        print(results[0], file=out)
+        print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
+    else:
+        print(f"{system.name}: eigenvalues of the {field} field in "
+              + ", ".join(s.name for s in problem.states) + f" over {name}", file=out)
+        from .analysis.linearization import _complex_text
+        print(f"{name:>10}  stable  eigenvalues", file=out)
+        for x, r in zip(xs, results):
+            print(f"{x:10.5g}  {'yes' if r.stable else 'no ':>6}  " + ", ".join(_complex_text(e) for e in r.eigenvalues),
+                  file=out)
+    if args.plot:
+        from .plotting import eigenvalue_plot, save_figure
+        fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference")
+        print(f"figure written to {save_figure(fig, args.plot)}", file=out)
+    return 0
+
+
 def main(argv=None, out=None) -> int:
     """Entry point of the ``anholo`` console script; returns the exit status."""
     out = out or sys.stdout
@@ -443,6 +526,8 @@ def main(argv=None, out=None) -> int:
             return _cmd_simulate(args, out)
         if args.command == "sweep":
             return _cmd_sweep(args, out)
+        if args.command == "linearize":
+            return _cmd_linearize(args, out)
         return _cmd_analyze(args, out)
     except AnholoError as exc:
         print(f"anholo: error: {exc}", file=sys.stderr)

@@ -37,6 +37,7 @@ __all__ = [
     "ReportError",
     "InputError",
     "HolonomicConstraintError",
+    "ExpressionBudgetError",
 ]
 
 
@@ -175,6 +176,13 @@ class InputError(AnholoError):
 class HolonomicConstraintError(ConstraintError):
     """A holonomic constraint ``f(q, t) = 0`` that cannot be used: it depends on velocities, is
     dependent on the others, or its surface cannot be reached from the given initial data."""
+
+
 class ReductionError(SymmetryError):
     """A Chaplygin system cannot be reduced as asked: no shape coordinates, a quantity that does not
     descend to the shape space, or a reducing-multiplier test outside its hypotheses."""
+
+
+class ExpressionBudgetError(AnholoError):
+    """An expression asked for explicitly (e.g. accelerations solved out of ``M ẋ = F``) would exceed
+    its size budget: use the implicit form, the numerical solution, or raise the budget."""

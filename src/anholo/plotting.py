@@ -46,6 +46,7 @@ __all__ = [
     "comparison_figure",
     "plot_sweep",
     "save_figure",
+    "eigenvalue_plot",
 ]
 
 _FORMATS = (".png", ".pdf", ".svg")
@@ -450,3 +451,20 @@ def save_figure(fig, path) -> Path:
     finally:
         plt.close(fig)
     return path
+
+
+def eigenvalue_plot(values, linearizations, name: str, ax=None):
+    """Real and imaginary parts of the eigenvalues of linearisations over a sweep of ``name``
+    (:meth:`anholo.analysis.linearization.LinearizationProblem.sweep`); returns the figure."""
+    fig, axes = _axes(ax, rows=1)
+    a = axes[0]
+    for k in range(max((len(r.eigenvalues) for r in linearizations), default=0)):
+        re = [r.eigenvalues[k].real if k < len(r.eigenvalues) else float("nan") for r in linearizations]
+        im = [abs(r.eigenvalues[k].imag) if k < len(r.eigenvalues) else float("nan") for r in linearizations]
+        a.plot(values, re, "o", ms=3, color="C0", label="Re" if k == 0 else None)
+        a.plot(values, im, "x", ms=3, color="C1", label="|Im|" if k == 0 else None)
+    a.axhline(0.0, color="k", lw=0.5)
+    a.set_xlabel(name)
+    a.set_ylabel("eigenvalues")
+    a.legend()
+    return fig

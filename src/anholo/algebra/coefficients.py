@@ -121,10 +121,10 @@ def coefficients_in(expr, coordinates: Sequence, velocities: Sequence) -> list:
     if not split_set:
         return [expr]
     num = numerator_polynomial(expr, symbols)
-    ring = num.ring
-    rels = [ring(S**2 + C**2 - 1) for S, C in relations if S in split_set and C in split_set]
-    if rels:
-        num = num.rem(rels)  # lex order with S before C: {S² + C² − 1} is a Gröbner basis
+    pos = {g: i for i, g in enumerate(symbols)}
+    pairs = [(pos[S], pos[C]) for S, C in relations if S in split_set and C in split_set]
+    if pairs:  # the remainder modulo the Gröbner basis {S² + C² − 1} (lex, S before C)
+        num = pythagorean_remainder(num, pairs)
     idx = [i for i, g in enumerate(symbols) if g in split_set]
     rest = [i for i, g in enumerate(symbols) if g not in split_set]
     groups: dict = {}
@@ -139,6 +139,35 @@ def coefficients_in(expr, coordinates: Sequence, velocities: Sequence) -> list:
         if c != 0:
             out.append(c.xreplace(back) if back else c)
     return out
+
+
+def pythagorean_remainder(num, pairs):
+    """The canonical remainder of a polynomial modulo ``S² + C² − 1`` for each pair of generator
+    indices ``(S, C)``: ``S^k → S^(k mod 2) (1 − C²)^(k div 2)``, done on the monomial dictionary
+    (linear in the number of terms; the generic division ``rem`` rescans for leading terms)."""
+    R = num.ring
+    zero = R.domain.zero
+    for iS, iC in pairs:
+        if all(monom[iS] < 2 for monom in num.itermonoms()):
+            continue
+        acc: dict = {}
+        expansions: dict = {}
+        for monom, coeff in num.iterterms():
+            k = monom[iS]
+            if k < 2:
+                acc[monom] = acc.get(monom, zero) + coeff
+                continue
+            j = k // 2
+            if j not in expansions:  # (1 − C²)^j = Σ_r binom(j, r) (−1)^r C^(2r)
+                expansions[j] = [(r, R.domain((-1) ** r * int(sp.binomial(j, r)))) for r in range(j + 1)]
+            for r, b in expansions[j]:
+                m2 = list(monom)
+                m2[iS] = k % 2
+                m2[iC] += 2 * r
+                t = tuple(m2)
+                acc[t] = acc.get(t, zero) + coeff * b
+        num = R({m: c for m, c in acc.items() if c})
+    return num
 
 
 def numerator_polynomial(expr, symbols):

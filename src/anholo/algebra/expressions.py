@@ -6,7 +6,7 @@ from typing import Iterable, Mapping
 
 import sympy as sp
 
-__all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size"]
+__all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size", "dag_atoms"]
 
 
 def xreplace_dag(expr, mapping: Mapping) -> sp.Expr:
@@ -69,3 +69,21 @@ def dag_size(expr) -> int:
         seen.add(a)
         stack.extend(a.args)
     return len(seen)
+
+
+def dag_atoms(expr, *types) -> set:
+    """The subexpressions of ``expr`` that are instances of ``types`` (default: Symbols), found by
+    walking its DAG (each distinct subexpression once; ``atoms``/``free_symbols``/``has`` walk the tree)."""
+    types = types or (sp.Symbol,)
+    expr = sp.sympify(expr)
+    seen, out = set(), set()
+    stack = [expr]
+    while stack:
+        a = stack.pop()
+        if a in seen:
+            continue
+        seen.add(a)
+        if isinstance(a, types):
+            out.add(a)
+        stack.extend(a.args)
+    return out

@@ -12,6 +12,8 @@ from typing import Iterable, Mapping, Sequence
 
 import sympy as sp
 
+from .expressions import dag_atoms
+
 __all__ = ["random_point", "numeric_value", "concrete_functions", "numerically_zero"]
 
 
@@ -57,7 +59,7 @@ def concrete_functions(expr: sp.Expr) -> sp.Expr:
     from sympy.core.function import AppliedUndef
 
     expr = sp.sympify(expr)
-    if not expr.has(AppliedUndef):
+    if not dag_atoms(expr, AppliedUndef):
         return expr
     stand_in = {}
 

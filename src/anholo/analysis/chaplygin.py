@@ -49,6 +49,8 @@ from typing import Sequence
 import sympy as sp
 
 from ..algebra import (
+    adjugate,
+    determinant,
     free_symbols,
     generic_rank,
     numerically_zero,
@@ -58,7 +60,8 @@ from ..algebra import (
     vanishes,
     xreplace_dag,
 )
-from ..algebra.coefficients import drop_nonzero_factors, parameter_equations, unique_up_to_sign, vanishing_conditions
+from ..algebra.coefficients import (NotPolynomial, coefficients_in, drop_nonzero_factors, parameter_equations,
+                                   unique_up_to_sign, vanishing_conditions)
 from ..algebra.elimination import solve_in_blocks
 from ..constraints.linear import LinearConstraints
 from ..errors import (
@@ -439,14 +442,14 @@ class ChaplyginSystem:
         """``p_a|_C R^a_αβ v^β`` for α < m: the residuals of weak (= strong) consistency with σ = −p."""
         return self._weak_residuals(self.momenta_on_C, sign=1)
 
-    def _weak_residuals(self, sigma_like, sign) -> tuple:
+    def _weak_residuals(self, sigma_like, sign, reduce: bool = True) -> tuple:
         R, m, n = self.frame.structure, self.m, self.n
         v = self.nonholonomic.free_velocities
         out = []
         for al in range(m):
             terms = [sign * sigma_like[a - m] * R[a][al][be] * v[be]
                      for a in range(m, n) for be in range(m) if R[a][al][be] != 0 and sigma_like[a - m] != 0]
-            out.append(tidy(sp.Add(*terms)))
+            out.append(tidy(sp.Add(*terms)) if reduce else sp.Add(*terms))
         return tuple(out)
 
     @cached_property
@@ -571,7 +574,7 @@ class ChaplyginSystem:
         c = [sp.Add(*[kk * f for kk, f in zip(kappa[a], funcs)]) for a in range(k)]
         unknowns = [s for row in kappa for s in row]
         residuals = self._section_residuals(c)
-        eqs = vanishing_conditions(residuals, self._variables, factor=False)
+        eqs = self._coefficient_equations(residuals)
         A, b = sp.linear_eq_to_matrix(eqs, unknowns)
         sol = solve_in_blocks(A, list(b))
         params = [p for p in chart.parameters]
@@ -601,10 +604,44 @@ class ChaplyginSystem:
                 break
         return MomentumSectionSearch(funcs, conds, tuple(sections))
 
+    def _coefficient_equations(self, residuals) -> list:
+        """The coefficients of the residuals in ``(q, v^α, sin, cos, …)``: exact, over the expression DAG
+        (:func:`coefficients_in`; no tree expansion), or by :func:`vanishing_conditions` outside its class."""
+        coords, v = self.frame.chart.coordinates, self.nonholonomic.free_velocities
+        try:
+            eqs = []
+            for r in residuals:
+                eqs += coefficients_in(r, coords, v)
+            return unique_up_to_sign(eqs)
+        except NotPolynomial:
+            return vanishing_conditions(residuals, self._variables, factor=False)
+
+    @cached_property
+    def _scaled_field(self) -> tuple:
+        """``(det g, det g · Γ^α, q̇^A)`` on C from the implicit form ``g Γ = F`` of Γ_nh:
+        ``det g · Γ = adj(g) F`` is polynomial in the entries of ``g`` and ``F`` (no division)."""
+        nh = self.nonholonomic
+        form = nh.implicit_form(multipliers=False)
+        g, F, m = form.matrix, form.rhs, nh.m
+        det, adj = determinant(g), adjugate(g)
+        num = tuple(sp.Add(*[adj[al, be] * F[be] for be in range(m) if adj[al, be] != 0 and F[be] != 0])
+                    for al in range(m))
+        X, vC = nh.frame.vectors, nh.velocities_on_C
+        qdot = tuple(sp.Add(*[X[j, A] * vC[j] for j in range(nh.n) if X[j, A] != 0 and vC[j] != 0])
+                     for A in range(nh.n))
+        return det, num, qdot
+
+    def _scaled_rate(self, f) -> sp.Expr:
+        """``det g · Γ_nh(f)`` on C for a function f of ``(q, v^α)``: it vanishes iff ``Γ_nh(f)`` does."""
+        nh = self.nonholonomic
+        det, num, qdot = self._scaled_field
+        q, v = nh.frame.chart.coordinates, nh.free_velocities
+        along = sp.Add(*[qd * f.diff(x) for qd, x in zip(qdot, q) if qd != 0])
+        return det * along + sp.Add(*[G * f.diff(va) for G, va in zip(num, v) if G != 0])
+
     def _section_residuals(self, c) -> list:
-        f = self.nonholonomic.field()
-        weak = self._weak_residuals([ci - p for ci, p in zip(c, self.momenta_on_C)], sign=1)
-        return list(weak) + [f(ci) for ci in c]
+        weak = self._weak_residuals([ci - p for ci, p in zip(c, self.momenta_on_C)], sign=1, reduce=False)
+        return list(weak) + [self._scaled_rate(sp.sympify(ci)) for ci in c]
 
     @staticmethod
     def _special_values(p, conds, sol) -> list:

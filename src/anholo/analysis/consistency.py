@@ -42,6 +42,7 @@ from ..algebra.conditions import alternatives_text, condition_text, parameter_al
 from ..algebra.presentation import Presenter, ReportBlock
 from ..algebra.printing import latex, tex_text
 from ..dynamics.nonholonomic import NonholonomicSystem
+from ..algebra.budget import OverBudget, cpu_budget
 from .section_search import SectionSearch, polynomial_ansatz, search_sections
 from .sections import Section, as_section, check_linear, excluded_parameters, strong_residuals, weak_residuals, zero_section
 
@@ -329,23 +330,33 @@ class ConsistencyReport(ReportBlock):
 
 
 
-def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *, search: bool = True) -> ConsistencyReport:
+def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *, search: bool = True,
+                       search_budget: float | None = None) -> ConsistencyReport:
     """Weak and strong consistency for the best section known (docs/consistency.rst).
 
     Tried in this order: the extra sections (e.g. −p and −p + c from the
     Chaplygin analysis), the zero section, and, with ``search=True``, the
     sections found by a cheap default search (σ polynomial of degree ≤ 1 in the
-    free quasi-velocities with constant coefficients).
+    free quasi-velocities with constant coefficients), stopped after ``search_budget``
+    seconds of CPU time if given (the verdict then says so).
     """
     check_linear(nh)
     sections = [as_section(nh, s) for s in extra_sections] + [zero_section(nh)]
     verdicts = [strong_consistency(nh, s) for s in sections]
     found = None
+    stopped = ""
     cheap = not any(size_exceeds(r, _EXACT_LIMIT) for r in verdicts[-1].residuals) and not any(
         r.has(AppliedUndef) for r in verdicts[-1].residuals)
     if search and cheap and not any(v.holds is True and not v.section.conditions for v in verdicts):
-        found = search_sections(nh, polynomial_ansatz(nh, (1,), 1, name="c (degree <= 1 in v, constant coefficients)"))
-        sections += [f.section for f in found.families]
+        try:
+            with cpu_budget(search_budget):
+                found = search_sections(nh, polynomial_ansatz(nh, (1,), 1,
+                                                              name="c (degree <= 1 in v, constant coefficients)"))
+            sections += [f.section for f in found.families]
+        except OverBudget:
+            stopped = (f" The default search of sections (degree <= 1 in v) was stopped at its budget of "
+                       f"{search_budget:g} s of CPU time; run anholo.analysis.section_search.search_sections "
+                       "in Python to complete it.")
     for s in sections[len(verdicts):]:
         verdicts.append(strong_consistency(nh, s))
     out = []
@@ -365,11 +376,12 @@ def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *,
         parts = [f"{v.section.name} iff {v.condition_text()}" if v.conditions else
                  f"{v.section.name} perhaps for special parameter values (not analysed: residuals too large)"
                  for v in conditional]
-        reason = "strongly consistent with the section " + "; with ".join(parts) + f" (tried: {tried})."
+        reason = "strongly consistent with the section " + "; with ".join(parts) + f" (tried: {tried})." + stopped
         return ConsistencyReport(True, None, conditional[0].section.name, reason, tuple(verdicts), found)
     failed = [v.section.name for v in verdicts]
     reason = ("no tried section is strongly consistent (" + ", ".join(failed) + " fail"
               + ("s" if len(failed) == 1 else "") + "; σ = 0 fails iff the multipliers μ do not vanish).")
     if found is not None and not found.families:
         reason = reason[:-2] + f"; the search {found.ansatz.name} found none)."
+    reason += stopped
     return ConsistencyReport(True, False, verdicts[0].section.name if verdicts else "0", reason, tuple(verdicts), found)

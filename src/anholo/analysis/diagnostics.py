@@ -34,6 +34,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
+from ..algebra.expressions import dag_atoms
 from ..algebra import numeric_value, random_point, reduce_if_cheap, solve_square, vanishes
 from ..dynamics.chetaev import ChetaevField, ChetaevSystem
 from ..constraints.kinematic import KinematicConstraints
@@ -95,7 +96,7 @@ def vanishes_on_C(expr, constraints: KinematicConstraints, tol: float = 1e-8) ->
     rng = random.Random(43)
     for p in constraints.points_on_C():
         p = dict(p)
-        p.update(random_point(expr.free_symbols - set(p), rng))  # symbols C does not involve
+        p.update(random_point(dag_atoms(expr) - set(p), rng))  # symbols C does not involve
         val = numeric_value(expr, p)
         if val != val or abs(val) > tol:
             return False

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import dotted, latex, tex_text
 from ..dynamics.chetaev import ChetaevSystem
@@ -118,6 +119,30 @@ def _coupling_parameter(system, verdict):
     return candidates[-1] if candidates else None
 
 
+#: CPU seconds the report gives the search of sections −p + c (``ChaplyginSystem.momentum_sections``).
+SEARCH_BUDGET = 6.0
+#: CPU seconds the report gives the consistency block's default search of sections (degree ≤ 1 in v).
+CONSISTENCY_SEARCH_BUDGET = 3.0
+
+
+@dataclass(frozen=True)
+class SearchNotFinished:
+    """A search of sections −p + c stopped at its CPU-time budget (no sections: none were verified)."""
+
+    seconds: float
+    ansatz_size: int
+    sections: tuple = ()
+
+    @property
+    def reason(self) -> str:
+        return (f"Sections -p + c (default ansatz of {self.ansatz_size} functions): search not finished within "
+                f"its budget of {self.seconds:g} s of CPU time; run ChaplyginSystem.momentum_sections(...) "
+                "in Python to complete it")
+
+    def to_dict(self) -> dict:
+        return {"completed": False, "reason": self.reason, "sections": []}
+
+
 @dataclass(frozen=True, eq=False)
 class ChaplyginSummary(ReportBlock):
     """The Chaplygin analysis of a system with a declared symmetry: the Chaplygin frame and its
@@ -138,12 +163,19 @@ class ChaplyginSummary(ReportBlock):
     title = "Chaplygin system"
 
     @classmethod
-    def of(cls, ch: ChaplyginSystem, nh: NonholonomicSystem, system) -> "ChaplyginSummary":
+    def of(cls, ch: ChaplyginSystem, nh: NonholonomicSystem, system,
+           search_budget: float | None = SEARCH_BUDGET) -> "ChaplyginSummary":
+        """The block; the search of sections −p + c gets ``search_budget`` seconds of CPU time (None: no limit)."""
         verdict = ch.consistency()
         sections = [Section(nh, ch.section_in(nh, ch.momentum_section()), "-p")]
         search = None
         if verdict.holds is not True:
-            search = ch.momentum_sections(ch.default_ansatz(), solve_for=_coupling_parameter(system, verdict))
+            ansatz = ch.default_ansatz()
+            try:
+                with cpu_budget(search_budget):
+                    search = ch.momentum_sections(ansatz, solve_for=_coupling_parameter(system, verdict))
+            except OverBudget:
+                search = SearchNotFinished(search_budget, len(ansatz))
             for k, found in enumerate(search.sections):
                 zero = {c: 0 for c in found.free_constants}
                 c = [e.xreplace(zero) for e in found.c]
@@ -189,6 +221,8 @@ class ChaplyginSummary(ReportBlock):
     def _search_lines(self) -> list:
         if self.search is None:
             return []
+        if isinstance(self.search, SearchNotFinished):
+            return [self.search.reason]
         found = self.search.sections
         if not found:
             return ["Sections -p + c (c constants of motion, default ansatz): none found"]

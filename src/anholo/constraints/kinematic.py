@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..algebra import free_symbols, numeric_value, random_point, vanishes
+from ..algebra import free_symbols, numeric_value, random_point, vanishes, xreplace_dag
 from ..algebra.printing import latex
 from ..errors import (
     ConstraintError,
@@ -376,7 +376,7 @@ class KinematicConstraints:
         sols = self.explicit_solutions(dependent)
         if len(sols) != 1:
             return sp.sympify(expr)
-        return sp.sympify(expr).xreplace(sols[0])
+        return xreplace_dag(sp.sympify(expr), sols[0])
 
     # --- rewriting --------------------------------------------------------------------------
     def point_transformation(self, new_chart: Chart, old_in_new: Mapping) -> "KinematicConstraints":

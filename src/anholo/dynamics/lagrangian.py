@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..algebra import size_exceeds, solve_generic, solve_square, tidy
 from ..algebra import kernel as _kernel
+from ..algebra.implicit import ImplicitForm
 from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
@@ -240,6 +241,24 @@ class Lagrangian:
             rhs.append(term)
         return tuple(rhs)
 
+    def implicit_form(self, forces=None, time=None) -> ImplicitForm:
+        """The Euler–Lagrange field as the linear system ``g_ij v̇^j = F_i`` (no symbolic inversion).
+
+        ``g_ij = ∂²L/∂v^i∂v^j``, ``F_i = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)`` (Prop. 1 of
+        Crampin & Mestdag (2010); docs/theory.rst), plus ``F_i − ∂p_i/∂t`` with ``F_i = X_i^A Q_A``
+        for ``forces`` (a :class:`~anholo.dynamics.forces.Forces`) and an explicit ``time``
+        (docs/forces.rst).  The time defaults to the forces' time.
+        """
+        rhs = tuple(self._prop1_rhs)
+        if forces is not None or time is not None:
+            if time is None and forces is not None:
+                time = forces.time
+            F = forces.frame_components(self.bundle) if forces is not None and not forces.is_zero else None
+            phi = forcing_terms(F, self.momenta, time)
+            rhs = tuple(r + e for r, e in zip(rhs, phi))
+        return ImplicitForm(self.bundle.quasi_velocity_rates, self.hessian, rhs,
+                            "the Euler-Lagrange field (g v_dot = F)")
+
     def euler_lagrange_field(self, forces=None, time=None) -> SecondOrderField:
         """The Euler–Lagrange field, frame-wise (THEORY §3, Prop. 1 of seed 004).
 
@@ -380,20 +399,23 @@ class HamelEquations:
         }
 
 
-def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
-    """The (constrained) Hamel equations solved over the differential field K of :mod:`anholo.algebra.kernel`.
+def hamel_implicit_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()) -> tuple:
+    """The (constrained) Hamel equations in implicit form over the differential field K of
+    :mod:`anholo.algebra.kernel` — nothing is solved.
 
     ``X``, ``th``: the frame and coframe as rows of elements of K; ``L_parts = (T, −V)``, the
     Lagrangian in the quasi-velocities ``v`` split by :func:`anholo.algebra.kernel.split`; the first
     ``m`` quasi-velocities are free and ``v^a = β^a`` (elements of K) for a ≥ m.  With
-    ``v^j`` standing for ``(v^α, β^a)`` and ``L_c = L|_C`` (THEORY §3 Prop. 1, §4 Prop. 2):
+    ``v^j`` standing for ``(v^α, β^a)`` and ``L_c = L|_C`` (Props. 1 and 2 of Crampin & Mestdag (2010)):
 
-        g_αβ Γ^β = X_α(L_c) − p_a X_α(β^a) − R^k_αj v^j p_k − v^j X_j(p_α),   g_αβ = ∂²L_c/∂v^α∂v^β,
-        Γ^a = v^j X_j(β^a),   μ_a = v^j X_j(p_a) + Γ^α ∂p_a/∂v^α − [X_a(L_c) − p_b X_a(β^b) − R^k_aj v^j p_k],
+        g_αβ Γ^β = F_α,   F_α = X_α(L_c) − p_a X_α(β^a) − R^k_αj v^j p_k − v^j X_j(p_α),
+        −P_aβ Γ^β + μ_a = Q_a,   P_aβ = ∂p_a/∂v^β,   Q_a = v^j X_j(p_a) − [X_a(L_c) − p_b X_a(β^b) − R^k_aj v^j p_k],
+        Γ^a = v^j X_j(β^a),
 
-    with ``p_α = ∂L_c/∂v^α``, ``p_a = (∂L/∂v^a)|_C``.  For m = n (no constraints) Γ is the
-    Euler–Lagrange field.  Returns ``(Γ^α, Γ^a, μ_a)`` (elements of K, reduced), or None if
-    g is singular.
+    with ``g_αβ = ∂²L_c/∂v^α∂v^β``, ``p_α = ∂L_c/∂v^α``, ``p_a = (∂L/∂v^a)|_C``.  ``force(i)``
+    below (``X_i^C(L)|_C``) is where the right-hand sides are assembled.
+
+    Returns ``(g, F, P, Q, Γ^a)`` as (lists of lists of) elements of K.
     """
     n = len(v)
     zero = K.field.zero
@@ -431,6 +453,7 @@ def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
     g = [[K.reduce(K.diff(p[al], v[be])) for be in range(m)] for al in range(m)]
 
     def force(i):
+        """``X_i^C(L)|_C = X_i(L_c) − p_a X_i(β^a) − R^k_ij v^j p_k``."""
         out = Xf(i, Tc) + Xf(i, Vm)
         for a, b in enumerate(beta):
             if b and p[m + a]:
@@ -440,18 +463,30 @@ def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
                 out -= rv[k][i] * p[k]
         return out
 
-    rhs = [force(al) - along(p[al]) for al in range(m)]
+    F = [force(al) - along(p[al]) for al in range(m)]
+    P = [[K.reduce(K.diff(p[a], v[al])) for al in range(m)] for a in range(m, n)]
+    Q = [K.reduce(along(p[a]) - force(a)) for a in range(m, n)]
+    rates = [K.reduce(along(b)) if b else zero for b in beta]
+    return g, F, P, Q, rates
+
+
+def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
+    """The (constrained) Hamel equations solved over the differential field K of :mod:`anholo.algebra.kernel`:
+    :func:`hamel_implicit_in_kernel`, then ``Γ = g⁻¹ F`` (Gauss–Jordan over K) and ``μ_a = Q_a + P_aα Γ^α``.
+
+    For m = n (no constraints) Γ is the Euler–Lagrange field.  Returns ``(Γ^α, Γ^a, μ_a)``
+    (elements of K, reduced), or None if g is singular.
+    """
+    zero = K.field.zero
+    g, F, P, Q, rates = hamel_implicit_in_kernel(K, q, v, X, th, L_parts, m, beta)
     gamma = []
     if m:
         ginv = _kernel.inverse(K, g)
         if ginv is None:
             return None
-        gamma = [K.reduce(sum((ginv[al][be] * rhs[be] for be in range(m) if ginv[al][be]), zero)) for al in range(m)]
-    rates = [K.reduce(along(b)) if b else zero for b in beta]
-    mu = []
-    for a in range(m, n):
-        dp = along(p[a]) + sum((G * K.diff(p[a], v[al]) for al, G in enumerate(gamma) if G), zero)
-        mu.append(K.reduce(dp - force(a)))
+        gamma = [K.reduce(sum((ginv[al][be] * F[be] for be in range(m) if ginv[al][be]), zero)) for al in range(m)]
+    mu = [K.reduce(Qa + sum((G * Pa[al] for al, G in enumerate(gamma) if G and Pa[al]), zero))
+          for Pa, Qa in zip(P, Q)]
     return gamma, rates, mu
 
 

@@ -35,6 +35,7 @@ import sympy as sp
 
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
+from ..algebra.implicit import ImplicitForm
 from ..algebra import (
     size_exceeds,
     free_symbols,
@@ -53,7 +54,7 @@ from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
 from .forces import Forces, forcing_terms
 from .frame_language import adapted_names, dependent_indices, natural_constraints
-from .lagrangian import Lagrangian, constrained_problem, hamel_in_kernel
+from .lagrangian import Lagrangian, constrained_problem, hamel_implicit_in_kernel, hamel_in_kernel
 from ..algebra.printing import latex
 
 __all__ = ["NonholonomicSystem", "NonholonomicField", "DynamicsComparison", "compare_dynamics"]
@@ -354,9 +355,9 @@ class NonholonomicSystem:
             "energy along D (every allowed velocity must carry kinetic energy)."
         )
 
-    def _field_in_kernel(self) -> "NonholonomicField":
-        """Γ_nh and μ as in :meth:`_field_in_expressions`, computed in the differential field of
-        rational functions (:mod:`anholo.algebra.kernel`): the same formulas, without expression trees."""
+    def _kernel_problem(self) -> tuple:
+        """``(K, (q, v, X, θ, (T, −V), m, β))``: the problem stated over the differential field of
+        :mod:`anholo.algebra.kernel` (raises ``Unsupported`` outside its class)."""
         F, m = self.frame, self.m
         q, v = F.chart.coordinates, self.bundle.quasi_velocities
         beta = self.constrained_values
@@ -368,17 +369,110 @@ class NonholonomicSystem:
             X, th = _kernel.matrix(K, F.vectors), _kernel.matrix(K, F.coframe)
             bk = [K.convert(b) for b in beta]
             Lt = _kernel.split(K, K.convert(self.lagrangian.expr), v)
-        solved = hamel_in_kernel(K, q, v, X, th, Lt, m, bk)
+        return K, (q, v, X, th, Lt, m, bk)
+
+    def _implicit_parts(self) -> tuple:
+        """``(g, F, P, Q)`` of :meth:`implicit_form` as expressions: over the kernel's field when the
+        problem lies in it (small canonical entries), else by differentiating expressions."""
+        if "_implicit_parts_cache" in self.__dict__:
+            return self.__dict__["_implicit_parts_cache"]
+        try:
+            K, args = self._kernel_problem()
+            g, F, P, Q, _ = hamel_implicit_in_kernel(K, *args)
+
+            def expr(e):
+                if not e:
+                    return sp.S.Zero
+                try:
+                    return K.to_expr(_kernel.simplest(K, e))
+                except Unsupported:
+                    return K.to_expr(e)
+            out = (sp.ImmutableMatrix([[expr(e) for e in row] for row in g]) if g else sp.ImmutableMatrix(0, 0, []),
+                   tuple(expr(e) for e in F), [[expr(e) for e in row] for row in P], tuple(expr(e) for e in Q))
+        except Unsupported:
+            m, n, p = self.m, self.n, self._momenta_on_C
+            v = self.free_velocities
+            out = (self.hessian_D, self.hamel_rhs,
+                   [[p[a].diff(v[be]) for be in range(m)] for a in range(m, n)],
+                   tuple(self._along(p[a]) - self._force_terms(a) for a in range(m, n)))
+        phi = self._forcing  # forces and an explicit time: F_α += φ_α, and μ_a = … − φ_a
+        if phi is not None:
+            g, F, P, Q = out
+            m = self.m
+            out = (g, tuple(f + e for f, e in zip(F, phi[:m])), P, tuple(r - e for r, e in zip(Q, phi[m:])))
+        self.__dict__["_implicit_parts_cache"] = out
+        return out
+
+    def _field_in_kernel(self) -> "NonholonomicField":
+        """Γ_nh and μ as in :meth:`_field_in_expressions`, computed in the differential field of
+        rational functions (:mod:`anholo.algebra.kernel`): the same formulas, without expression trees."""
+        K, args = self._kernel_problem()
+        solved = hamel_in_kernel(K, *args)
         if solved is None:
             raise self._irregular()
         gamma, rates, mu = solved
         out = [tuple(K.to_expr(_kernel.simplest(K, e)) for e in es) for es in (gamma, rates, mu)]
         return NonholonomicField(self, *out)
 
+    # --- the implicit form M ẋ = F: the single place where the right-hand side is assembled ---
+    @cached_property
+    def hamel_rhs(self) -> tuple:
+        """``F_α = X_α^C(L)|_C − v^j X_j(p_α)`` (α < m): the right-hand side of ``g_αβ Γ^β = F_α``.
+
+        With ``X_α^C(L)|_C = X_α(L_c) − p_a|_C X_α(β^a) − R^k_αj v^j p_k|_C``
+        (:meth:`_force_terms`; Prop. 2 of Crampin & Mestdag (2010), docs/theory.rst).  Forces
+        acting on the system enter here (and in :meth:`_force_terms` for the multipliers).
+        """
+        p = self._momenta_on_C
+        return tuple(self._force_terms(al) - self._along(p[al]) for al in range(self.m))
+
+    @cached_property
+    def multiplier_symbols(self) -> tuple:
+        """``mu1, …, mu_k``: the unknowns of the implicit form standing for the multipliers ``μ_a``."""
+        taken = {s.name for s in free_symbols([self.lagrangian.expr, *self.frame.vectors])}
+        taken |= {s.name for s in self.bundle.quasi_velocities + self.bundle.quasi_velocity_rates}
+        prefix = "mu"
+        while any(t.startswith(prefix) for t in taken):
+            prefix = "_" + prefix
+        return tuple(sp.Symbol(f"{prefix}{a + 1}", real=True) for a in range(self.n - self.m))
+
+    def implicit_form(self, multipliers: bool = True) -> ImplicitForm:
+        """Γ_nh as the linear system ``M x = F`` it solves (no symbolic inversion).
+
+        Unknowns ``x = (v̇^1..v̇^m, μ_1..μ_k)``; rows (Prop. 2 of Crampin & Mestdag (2010))::
+
+            g_αβ v̇^β               = X_α^C(L)|_C − v^j X_j(p_α)        (α < m)
+            −(∂p_a/∂v^β) v̇^β + μ_a = v^j X_j(p_a) − X_a^C(L)|_C         (a ≥ m)
+
+        with ``g_αβ = ∂²L_c/∂v^α∂v^β``, ``p_α = ∂L_c/∂v^α``, ``p_a = (∂L/∂v^a)|_C``,
+        ``v^j = (v^α, β^a)`` (docs/theory.rst).  ``M`` is block lower-triangular.  With
+        ``multipliers=False`` only the first block (``g v̇ = F``).  The constrained
+        rates ``Γ^a = v^j X_j(β^a)`` are explicit (:attr:`NonholonomicField.constrained_rates`).
+        """
+        key = "_implicit_full" if multipliers else "_implicit_free"
+        if key in self.__dict__:
+            return self.__dict__[key]
+        m, n = self.m, self.n
+        vdot = self.bundle.quasi_velocity_rates[:m]
+        g, F, P, Q = self._implicit_parts()
+        if not multipliers:
+            form = ImplicitForm(vdot, g, F, "the nonholonomic field (g v_dot = F)")
+        else:
+            k = n - m
+            M = sp.zeros(n, n)
+            M[:m, :m] = g
+            for a in range(k):
+                for be in range(m):
+                    M[m + a, be] = -P[a][be]
+                M[m + a, m + a] = sp.S.One
+            form = ImplicitForm(tuple(vdot) + self.multiplier_symbols, M, tuple(F) + tuple(Q),
+                                "the nonholonomic field and its multipliers")
+        self.__dict__[key] = form
+        return form
+
     def _field_in_expressions(self) -> "NonholonomicField":
         m, p = self.m, self._momenta_on_C
-        rhs = [self._force_terms(al) - self._along(p[al]) for al in range(m)]
-        gamma = solve_square(self.hessian_D, rhs) if m else ()
+        gamma = solve_square(self.hessian_D, self.hamel_rhs) if m else ()
         if gamma is None:
             raise self._irregular()
         gamma = tuple(gamma)
@@ -507,6 +601,10 @@ class NonholonomicField:
     def hamel_equations(self) -> list:
         """The constrained Hamel equations (see :meth:`NonholonomicSystem.constrained_hamel_equations`)."""
         return self.system.constrained_hamel_equations()
+
+    def implicit_form(self, multipliers: bool = True) -> ImplicitForm:
+        """The linear system ``M x = F`` this field solves (:meth:`NonholonomicSystem.implicit_form`)."""
+        return self.system.implicit_form(multipliers)
 
     def __str__(self):
         lines = [f"{e.lhs} = {e.rhs}" for e in self.equations()]

@@ -190,6 +190,7 @@ class NonholonomicSummary(ReportBlock):
     multipliers: tuple
     mu: tuple
     integrable: bool
+    implicit: object = None  # the ImplicitForm M x = F (v_dot and the multipliers μ)
 
     key = "nonholonomic"
     title = "Nonholonomic (Lagrange-d'Alembert) dynamics"
@@ -200,7 +201,7 @@ class NonholonomicSummary(ReportBlock):
         return cls(nh, tuple(written) or tuple(nh.constraints.expressions), tuple(nh.velocities_on_C),
                    tuple(nh.constrained_hamel_equations()), tuple(field.accelerations),
                    dict(field.natural_accelerations()), tuple(field.coordinate_multipliers()),
-                   tuple(field.multipliers), nh.distribution_is_integrable())
+                   tuple(field.multipliers), nh.distribution_is_integrable(), nh.implicit_form())
 
     def payload(self, p: Presenter) -> dict:
         F, n = self.system.frame, self.system.frame.dim
@@ -219,6 +220,7 @@ class NonholonomicSummary(ReportBlock):
             "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
             "multipliers": [p.present(e) for e in self.multipliers],
             "frame_multipliers": [p.present(e) for e in self.mu],
+            **({} if self.implicit is None else {"implicit": self.implicit.payload()}),
         }}
 
     def _kind(self) -> str:
@@ -242,6 +244,10 @@ class NonholonomicSummary(ReportBlock):
         lines.append(f"Constraint submanifold C: {on_C}")
         lines.append("Hamel equations on C  d/dt dL_c/dv^alpha = X_alpha(L_c) - R^k_alpha,j v^j p_k|_C:")
         lines += [f"  {p.text(sides(e)[0])} = {p.text(sides(e)[1])}" for e in self.hamel]
+        if self.implicit is not None:
+            form = self.implicit
+            lines.append(f"Implicit form M x = F in x = ({', '.join(map(str, form.unknowns))}): "
+                         f"{form.size()} distinct subexpressions (JSON: nonholonomic.implicit)")
         lines.append("Nonholonomic field on C:")
         lines += [f"  {d} = {p.text(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
         lines.append("Natural accelerations on C:")

@@ -33,7 +33,7 @@ from ..algebra.presentation import Presenter, serialize
 from ..algebra.printing import tex_text
 from ..analysis.consistency import consistency_report
 from ..analysis.sections import Section
-from ..analysis.summaries import ChaplyginSummary, ChetaevSummary
+from ..analysis.summaries import CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary, ChetaevSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
 from .latex import summary_tex
@@ -378,7 +378,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 extra = ()
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
-        return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra])
+        return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra],
+                                  search_budget=CONSISTENCY_SEARCH_BUDGET)
 
     def vakonomic():
         return VakonomicSummary.of(nh())

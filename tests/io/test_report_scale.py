@@ -1,0 +1,72 @@
+"""Reports of larger systems finish and stay small; optional searches stop at their CPU budget.
+
+Oracles: the report's own completeness flag and sizes (generous bounds; the real
+figures are measured by benchmarks/bench_implicit.py), and, for what the report
+prints, the coordinate multiplier method (tests/oracles.py) at a random point of C
+for the roller racer's nonholonomic accelerations.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sympy as sp
+from oracles import constrained_coordinate_solution, dependent_velocities, point_on_constraints
+
+from anholo.algebra.budget import OverBudget, cpu_budget
+from anholo.algebra.presentation import Presenter
+from anholo.analysis.summaries import ChaplyginSummary, SearchNotFinished
+from anholo.examples import load_example
+from anholo.io.report import analyze
+from anholo.system import System
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["roller_racer", "two_particles_perpendicular"])
+def test_large_report_finishes_small_and_complete(name):
+    system = System.load(name)
+    report = analyze(system, budget=None)
+    assert report.complete
+    text = report.to_text()
+    assert len(text) < 100_000
+    data = json.loads(report.to_json())
+    assert len(json.dumps(data)) < 2_000_000
+    if name == "roller_racer":
+        # the JSON accelerations (with their shared subexpressions) are the right functions
+        spec = load_example(name)
+        nhj = data["nonholonomic"]
+        names = {s.name: s for s in list(spec.coordinates) + list(spec.velocities) + list(spec.parameters)}
+        sub = {}
+        for k, e in nhj.get("cse", []):
+            sub[sp.Symbol(k)] = sp.sympify(e, locals=names).xreplace(sub)
+        qdd = {k: sp.sympify(v, locals=names).xreplace(sub) for k, v in nhj["q_ddot"].items()}
+        dep = dependent_velocities(spec, list(spec.constraints))
+        pt = point_on_constraints(spec.coordinates, spec.velocities, spec.constraints, spec.parameters, dep, 7)
+        want, _ = constrained_coordinate_solution(spec.lagrangian, spec.coordinates, spec.velocities,
+                                                  spec.constraints, pt)
+        got = [complex(qdd[q.name].xreplace(pt).evalf()).real for q in spec.coordinates]
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-9)
+
+
+def test_search_over_its_budget_is_reported_not_lost():
+    system = System.load("two_wheeled_carriage")
+    ch = system.chaplygin()
+    block = ChaplyginSummary.of(ch, system.nonholonomic(), system, search_budget=0.01)
+    assert isinstance(block.search, SearchNotFinished)
+    assert "not finished within its budget" in "\n".join(block.text_lines(Presenter()))
+    assert block.payload(Presenter())["chaplygin"]["search"]["completed"] is False
+
+
+def test_cpu_budget_interrupts_and_restores():
+    import signal
+
+    with pytest.raises(OverBudget):
+        with cpu_budget(0.05):
+            while True:
+                pass
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
+    with cpu_budget(5.0):
+        x = sum(range(1000))
+    assert x == 499500

@@ -1,0 +1,32 @@
+"""``anholo linearize``: the eigenvalue table over a sweep, JSON, and user errors.
+
+Oracle: the classical stability bound of a rolling thin disk, upright rolling at
+spin rate ω stable iff ``ω² > g/(3r)`` (Neimark & Fufaev 1972), here
+``√(9.81/1.5) = 2.557…`` for the bundled disk (r = 0.5).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+from anholo.cli import main
+
+
+def test_sweep_table_changes_stability_at_the_classical_bound():
+    out = io.StringIO()
+    assert main(["linearize", "rolling_disk", "--at", "lean=0", "--states", "lean,v1,v2,v3",
+                 "--sweep", "v3=2.4:2.7:4"], out=out) == 0
+    rows = [line.split() for line in out.getvalue().splitlines()[2:]]
+    verdicts = {float(r[0]): r[1] for r in rows}
+    assert verdicts[2.4] == "no" and verdicts[2.5] == "no" and verdicts[2.6] == "yes" and verdicts[2.7] == "yes"
+
+
+def test_json_and_errors(capsys):
+    out = io.StringIO()
+    assert main(["linearize", "rolling_disk", "--at", "v3=3", "--states", "lean,v1,v2,v3", "--json"], out=out) == 0
+    data = json.loads(out.getvalue())
+    assert data["results"][0]["stable"] and len(data["results"][0]["A"]) == 4
+    assert main(["linearize", "rolling_disk", "--states", "lean,nope"], out=io.StringIO()) == 2
+    assert "anholo: error:" in capsys.readouterr().err
+    assert main(["linearize", "rolling_disk", "--sweep", "v3=1:2"], out=io.StringIO()) == 2
