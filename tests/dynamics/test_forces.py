@@ -400,3 +400,25 @@ def test_chaplygin_block_does_not_apply_with_forces(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "chaplygin: does not apply" in out and "Forces:" in out
+
+
+def test_implicit_form_carries_the_forces():
+    """``M x = F`` of the forced sleigh is solved by its forced field (checked against the multiplier
+    method above) and not by the unforced one: the forces enter the implicit form's right-hand side."""
+    spec, system = _sleigh()
+    nh = system.nonholonomic()
+    field = nh.field()
+    solution = tuple(field.accelerations) + tuple(field.multipliers)
+    assert nh.implicit_form().check_against(solution) < 1e-9
+    assert nh.implicit_form(multipliers=False).check_against(tuple(field.accelerations)) < 1e-9
+    free = NonholonomicSystem(system.lagrangian, system.linear_constraints()).field()
+    assert nh.implicit_form().check_against(tuple(free.accelerations) + tuple(free.multipliers)) > 1e-6
+
+
+def test_euler_lagrange_implicit_form_carries_the_forces():
+    """The free sleigh with the same forces: the forced Euler–Lagrange field solves ``g v̇ = F``."""
+    spec, system = _sleigh()
+    L = system.lagrangian
+    forced = L.euler_lagrange_field(forces=system.forces)
+    assert L.implicit_form(forces=system.forces).check_against(forced.accelerations) < 1e-9
+    assert L.implicit_form().check_against(forced.accelerations) > 1e-6
