@@ -33,6 +33,8 @@ __all__ = [
     "IntegrationError",
     "PlotError",
     "ReportError",
+    "LimitError",
+    "AnholoWarning",
 ]
 
 
@@ -154,3 +156,14 @@ class PlotError(AnholoError):
 class ReportError(AnholoError):
     """A report cannot be made as asked (an unknown section name), or a block of it does not
     apply to the system (e.g. consistency for affine constraints)."""
+
+
+class LimitError(AnholoError):
+    """An input exceeds a resource limit (digits of a number, size or nesting of an expression,
+    number of coordinates, ...; see :mod:`anholo.io.limits`); the message names the bound and how
+    to raise it."""
+
+
+class AnholoWarning(UserWarning):
+    """Something in the input is accepted but probably not what was meant (e.g. a ``[symmetry]``
+    table that no analysis uses); the command line prints it as ``anholo: warning: …``."""
