@@ -298,6 +298,8 @@ def _add_compare_parser(sub) -> None:
     cmp.add_argument("--json", action="store_true", help="print a machine-readable JSON report")
     cmp.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=VALUE", help="substitute a parameter value first (repeatable)")
+    cmp.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                     help="time the comparison may take (default %g s)" % _DEFAULT_BUDGET)
 
 
 def _cmd_compare(args, out) -> int:
@@ -310,13 +312,22 @@ def _cmd_compare(args, out) -> int:
     system = System.load(args.target, _assignments(args))
     if not system.constraints:
         raise ConstraintError(f"{args.target} has no constraints; add a 'constraints' field to compare methods.")
-    result = compare_methods(system.lagrangian, system.kinematic_constraints())
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False), file=out)
-    else:
-        print(system.name, file=out)
-        print("=" * len(system.name), file=out)
-        print(result.to_text(), file=out, end="")
+    from .errors import ReportError
+    from .io.report import _deadline, _OverBudget
+
+    budget = _DEFAULT_BUDGET if args.budget is None else args.budget
+    if not budget > 0 or budget == float("inf"):
+        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    try:
+        with _deadline(budget):
+            result = compare_methods(system.lagrangian, system.kinematic_constraints())
+            text = (json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else
+                    f"{system.name}\n{'=' * len(system.name)}\n{result.to_text()}")
+    except _OverBudget:
+        print(f"anholo: error: compare: not finished within the time budget of {budget:g} s (raise it with "
+              "--budget SECONDS)", file=sys.stderr)
+        return 3
+    print(text, file=out, end="")
     return 0
 
 

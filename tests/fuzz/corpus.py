@@ -39,7 +39,7 @@ def lagrangian_file(expr: str, **kw) -> dict:
 
 
 F = "{dir}/s.toml"
-A = ("analyze", F, "--budget", "20")
+A = ("analyze", F, "--budget", "8")
 SIM = ("simulate", "--quiet", "--t-end", "0.1", "--points", "5")
 
 

@@ -162,3 +162,25 @@ def check_case(case, outcome: Outcome) -> str | None:
         if case.contains.lower() not in text.lower():
             return f"expected {case.contains!r} in {text[:300]!r}"
     return None
+
+
+def _read_check(text: str, source: str):
+    """In-process API call: parse the text with anholo, then compare with the independent reading."""
+    from anholo.errors import AnholoError
+    from anholo.io.systemfile import parse_system
+    from mutator import misreadings
+
+    try:
+        spec = parse_system(text, source=source)
+    except AnholoError:
+        return 2, []
+    return 0, misreadings(text, spec)
+
+
+def run_api_reading(text: str, source: str = "<fuzz>", timeout: float = 30.0):
+    """(Outcome of the API call ``parse_system(text)``, misreadings found by the oracle)."""
+    status, out, err, tb, seconds = run_in_child(_read_check, (text, source), timeout)
+    if tb is None and status is not None:
+        status, found = status
+        return classify(status if status == 0 else 0, out, err, None, seconds, timeout), found
+    return classify(status, out, err, tb, seconds, timeout), []

@@ -178,6 +178,7 @@ class _Source:
         stripped = rewritten.strip()
         self.text = text
         self.code = stripped
+        self.code_bytes = stripped.encode("utf-8", "surrogatepass")
         self.index = index[lead : lead + len(stripped)]
 
     def position(self, char_index: int | None) -> str:
@@ -308,7 +309,10 @@ class _Converter:
         if isinstance(value, bool) or value is None or value is Ellipsis:
             raise self.error(f"'{value!r}' is not a number", node)
         if isinstance(value, (int, float)):
-            literal = (ast.get_source_segment(self.source.code, node) or "0").replace("_", "")
+            # The code is one line: the node's offsets (UTF-8 bytes) slice it directly (ast.get_source_segment
+            # splits the whole text at every call, which is quadratic in a long sum of numbers).
+            literal = self.source.code_bytes[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+            literal = literal.replace("_", "") or "0"
             mantissa, _, exponent = literal.lower().partition("e")
             digits = sum(c.isdigit() for c in mantissa)
             try:
@@ -414,6 +418,8 @@ class _Converter:
                 f"{name} takes {expected} argument{s}, {nargs} given", node
             )
         args = [self.convert(arg) for arg in node.args]
+        if name == "sqrt" and name not in self.names and args:
+            self.check_power(args[0], sp.Rational(1, 2), node)
         try:
             return func(*args)
         except (TypeError, ValueError) as exc:
@@ -494,6 +500,10 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
         raise SystemFileError(
             f'{where}: the expression "{shown(text)}" is too deeply nested.'
         ) from None
+    terms = _expanded_terms(result, converter.limits.expanded_terms, {})
+    if terms > converter.limits.expanded_terms:
+        raise converter.limit("expanded_terms", terms, "the number of terms once multiplied out (more than "
+                              f"{converter.limits.expanded_terms})")
     if not isinstance(result, sp.Expr):  # pragma: no cover - only via odd `names`
         raise SystemFileError(
             f'{where}: "{shown(text)}" is not a mathematical expression (got {type(result).__name__}).'
@@ -504,6 +514,35 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
             "(a division by zero?)."
         )
     return result
+
+
+def _expanded_terms(expr: sp.Basic, cap: int, memo: dict) -> int:
+    """An upper estimate (capped at ``cap + 1``) of the number of terms of ``expr`` multiplied out: a sum has
+    the terms of its summands, a product the product of its factors', ``s^n`` (n a positive integer) the
+    number C(t + n - 1, n) of monomials of degree n in the t terms of s; a function counts its arguments'."""
+    if expr in memo:
+        return memo[expr]
+    if not expr.args:
+        count = 1
+    elif expr.is_Add:
+        count = min(cap + 1, sum(_expanded_terms(a, cap, memo) for a in expr.args))
+    elif expr.is_Mul:
+        count = 1
+        for a in expr.args:
+            count = min(cap + 1, count * _expanded_terms(a, cap, memo))
+    elif expr.is_Pow and expr.exp.is_Integer and expr.exp > 1:
+        t, n = _expanded_terms(expr.base, cap, memo), int(expr.exp)
+        count = 1
+        if t > 1:
+            for i in range(1, n + 1):  # C(t + n - 1, n), stopped at the cap
+                count = count * (t + i - 1) // i
+                if count > cap:
+                    break
+        count = min(cap + 1, count)
+    else:
+        count = min(cap + 1, sum(_expanded_terms(a, cap, memo) for a in expr.args))
+    memo[expr] = count
+    return count
 
 
 def _check_text(text: str, where: str) -> None:
