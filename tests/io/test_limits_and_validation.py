@@ -71,7 +71,8 @@ def test_a_distinct_non_ascii_name_stays_distinct():
     ("1e10000*x", "digits"), ("x^(10^10000)", "exponent"), ("((2^300)^300)^300*x", "digits"),
     ("sqrt(10^200 + 1)*x", "root_digits"), ("x^0.0000001", "exponent"), ("sin(x)^1e10000", "digits"),
     ("0." + "1" * 100_000, "digits"), ("1" * 5000 + "*x", "digits"), ("x" + " + x" * 60_000, "expression_chars"),
-    ("2^(-100000)*x", "exponent"), ("(sqrt(2)^999)^999", "digits"),
+    ("2^(-100000)*x", "exponent"), ("(sqrt(2)^999)^999", "digits"), ("(x + y + 1 + x*y)^40", "expanded_terms"),
+    ("(x + y)^999*(x - y)^999", "expanded_terms"),
 ])
 def test_numbers_and_sizes_are_bounded(text, bound):
     with pytest.raises(LimitError, match=rf"\({bound}\).*--limits {bound}="):

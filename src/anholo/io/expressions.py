@@ -366,8 +366,6 @@ class _Converter:
                 value = -value
             elif isinstance(op, ast.Div):
                 value = sp.Pow(value, -1)
-                if value.has(sp.zoo, sp.nan):
-                    raise self.error("a division by zero", right)
             terms.append(value)
         return sp.Add(*terms) if additive else sp.Mul(*terms)
 

@@ -15,9 +15,10 @@ bound                     default  what it bounds
                                    (``x^1e10000``, ``x^0.0000001`` are refused)
 ``root_digits``           100      digits of a number under a root (``sqrt(10^99 + 1)``: SymPy
                                    looks for perfect powers, which is slow for long numbers)
-``expanded_terms``        20000    terms of an expression once its powers and products of sums are
-                                   multiplied out (``(a + b + c + d)^40`` has 12341; ``(a + b)^1000``
-                                   times ``(c + d)^1000`` about a million), estimated without expanding
+``expanded_terms``        5000     terms of an expression once its powers and products of sums are
+                                   multiplied out (``(a + b + c + d)^40`` has 12341, ``(a + b)^1000``
+                                   times ``(c + d)^1000`` about a million; the bundled examples at
+                                   most a few hundred), estimated without expanding
 ``coordinates``           30       coordinates of a system
 ``trailers``              12       ``n`` of the generated example ``n_trailer_<n>``
 ``points``                1000000  output times of a simulation (``--points``)
@@ -58,7 +59,7 @@ class Limits:
     digits: int = 400
     exponent: int = 1000
     root_digits: int = 100
-    expanded_terms: int = 20_000
+    expanded_terms: int = 5_000
     coordinates: int = 30
     trailers: int = 12
     points: int = 1_000_000
