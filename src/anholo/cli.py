@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"anholo {__version__}")
     parser.add_argument("--limits", default=None, metavar="NAME=N[,NAME=N...]",
                         help="raise (or lower) the bounds on inputs: expression_chars, nesting, digits, exponent, "
-                        "root_digits, coordinates, trailers, points (see anholo.io.limits; also ANHOLO_LIMITS)")
+                        "root_digits, expanded_terms, coordinates, trailers, points (see anholo.io.limits; also "
+                        "the environment variable ANHOLO_LIMITS)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     an = sub.add_parser(
@@ -86,6 +87,40 @@ _FIELDS = ("euler-lagrange", "nonholonomic", "vakonomic", "chetaev")
 _SECTION_NAMES = ("frame", "euler_lagrange", "nonholonomic", "vakonomic", "consistency", "chaplygin", "chetaev")
 _DEFAULT_BUDGET = 120.0
 _VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
+_SIMULATE_BUDGET = 600.0
+
+
+def _budget(args, default: float) -> float:
+    from .errors import ReportError
+
+    budget = default if args.budget is None else args.budget
+    if not budget > 0 or budget == float("inf"):
+        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    return budget
+
+
+def _within_budget(budget: float, command: str, run):
+    """``run()`` under a wall-time budget: its result, or exit status 3 after one line on stderr."""
+    from .io.report import _deadline, _OverBudget
+
+    def interrupted(exc) -> bool:  # the budget's interrupt, possibly wrapped by the code it interrupted
+        seen = set()
+        while exc is not None and id(exc) not in seen:
+            if isinstance(exc, _OverBudget):
+                return True
+            seen.add(id(exc))
+            exc = exc.__cause__ or exc.__context__
+        return False
+
+    try:
+        with _deadline(budget):
+            return run()
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
+        print(f"anholo: error: {command}: not finished within the time budget of {budget:g} s (raise it with "
+              "--budget SECONDS)", file=sys.stderr)
+        return 3
 
 
 def _add_simulate_parser(sub) -> None:
@@ -119,6 +154,8 @@ def _add_simulate_parser(sub) -> None:
     sim.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
     sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    sim.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                     help="time the derivation and integration may take (default %g s)" % _SIMULATE_BUDGET)
 
 
 def _join_negative_values(argv):
@@ -171,6 +208,13 @@ def _numeric_parameters(system, numeric: dict) -> dict:
 
 
 def _cmd_simulate(args, out) -> int:
+    budget = _budget(args, _SIMULATE_BUDGET)
+    from . import numerics  # noqa: F401 - imported before the clock starts (an interrupted import is not retried)
+
+    return _within_budget(budget, "simulate", lambda: _simulate(args, out))
+
+
+def _simulate(args, out) -> int:
     import time
 
     from .errors import SimulationError
@@ -312,23 +356,14 @@ def _cmd_compare(args, out) -> int:
     system = System.load(args.target, _assignments(args))
     if not system.constraints:
         raise ConstraintError(f"{args.target} has no constraints; add a 'constraints' field to compare methods.")
-    from .errors import ReportError
-    from .io.report import _deadline, _OverBudget
+    def run():
+        result = compare_methods(system.lagrangian, system.kinematic_constraints())
+        text = (json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else
+                f"{system.name}\n{'=' * len(system.name)}\n{result.to_text()}")
+        print(text, file=out, end="")
+        return 0
 
-    budget = _DEFAULT_BUDGET if args.budget is None else args.budget
-    if not budget > 0 or budget == float("inf"):
-        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
-    try:
-        with _deadline(budget):
-            result = compare_methods(system.lagrangian, system.kinematic_constraints())
-            text = (json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else
-                    f"{system.name}\n{'=' * len(system.name)}\n{result.to_text()}")
-    except _OverBudget:
-        print(f"anholo: error: compare: not finished within the time budget of {budget:g} s (raise it with "
-              "--budget SECONDS)", file=sys.stderr)
-        return 3
-    print(text, file=out, end="")
-    return 0
+    return _within_budget(_budget(args, _DEFAULT_BUDGET), "compare", run)
 
 
 def main(argv=None, out=None) -> int:

@@ -158,7 +158,7 @@ class ReportError(AnholoError):
     apply to the system (e.g. consistency for affine constraints)."""
 
 
-class LimitError(AnholoError):
+class LimitError(SystemFileError):
     """An input exceeds a resource limit (digits of a number, size or nesting of an expression,
     number of coordinates, ...; see :mod:`anholo.io.limits`); the message names the bound and how
     to raise it."""
