@@ -96,6 +96,8 @@ CASES: list[Case] = [
     Case("rolling-disk-reduced", A, {"s.toml": system_file(
         "m*(x_dot^2+y_dot^2)/2 + k*(phi_dot^2 + theta_dot^2)/2", coordinates=("x", "y", "theta", "phi"),
         constraints=("x_dot",))}, "any"),
+    Case("constraint-high-power", A, lagrangian_file(OSC, coordinates=("x", "y", "z"),
+                                                     constraints=("(x*y_dot - y*x_dot)^1e3",)), "any"),
     # --- silent misreadings ------------------------------------------------------------------
     _lag("hash-comment", "x_dot^2/2 # - k*x^2/2", "error", "#"),
     _lag("fullwidth-x", "ｘ_dot^2/2 + y_dot^2/2", "error"),
