@@ -202,3 +202,8 @@ def test_json_is_byte_identical_across_hash_seeds(example):
         assert proc.returncode == 0, proc.stderr
         outs.add(proc.stdout)
     assert len(outs) == 1
+
+
+def test_integer_literals_of_every_base_are_read_exactly():
+    e = parse_expression("0xee + 1_000 + 0o7 + 0b11 + 1.5e-3", NAMES, where="t")
+    assert e == sp.Integer(238 + 1000 + 7 + 3) + sp.Rational(3, 2000)

@@ -313,16 +313,15 @@ class _Converter:
             # splits the whole text at every call, which is quadratic in a long sum of numbers).
             literal = self.source.code_bytes[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
             literal = literal.replace("_", "") or "0"
-            mantissa, _, exponent = literal.lower().partition("e")
-            digits = sum(c.isdigit() for c in mantissa)
-            try:
-                digits += abs(int(exponent or "0"))
-            except ValueError:  # pragma: no cover - Python's own literal syntax
-                raise self.error(f"the number {shown(literal, 40)} cannot be read", node) from None
+            if isinstance(value, int):  # decimal, or 0x / 0o / 0b
+                digits = len(literal)
+            else:
+                mantissa, _, exponent = literal.lower().partition("e")
+                digits = sum(c.isdigit() for c in mantissa) + abs(int(exponent or "0"))
             if digits > self.limits.digits:
                 raise self.limit("digits", digits, f"the number {shown(literal, 40)} (about {digits} digits)", node)
             if isinstance(value, int):
-                return sp.Integer(int(literal, 0) if literal[:2].lower() in ("0x", "0o", "0b") else int(mantissa))
+                return sp.Integer(int(literal, 0))
             return sp.Rational(literal)
         if isinstance(value, complex):
             raise self.error(

@@ -133,8 +133,11 @@ def check_option(value, option: str, error, *, low=None, low_open=False, high=No
     if integer and int(value) != value:
         raise error(f"{option} must be an integer, got {value!r}.")
     if low is not None and (value <= low if low_open else value < low):
-        relation = "greater than" if low_open else "at least"
-        raise error(f"{option} must be {relation} {low:g}, got {value:g}.")
+        if low == 0:
+            relation = "positive" if low_open else "nonnegative"
+        else:
+            relation = f"greater than {low:g}" if low_open else f"at least {low:g}"
+        raise error(f"{option} must be {relation}, got {value:g}.")
     if high is not None and value > high:
         raise error(f"{option} must be at most {high:g}, got {value:g}.")
     return value
