@@ -16,9 +16,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "anholo"
 
 # Layers, bottom to top.  A module may import only from its own layer or below.
 # ``io.expressions`` (the safe expression parser, which imports nothing of anholo
-# but the errors) sits at the bottom: every layer that accepts strings reads them with it.
+# but the errors and its limits, io.limits) sits at the bottom: every layer that accepts strings reads them with it.
 LAYERS = [
-    ("errors", "io.expressions"),
+    ("errors", "io.expressions", "io.limits"),
     ("algebra",),
     ("geometry",),
     ("constraints",),

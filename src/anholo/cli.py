@@ -8,10 +8,12 @@ never as a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 
 from . import __version__
-from .errors import AnholoError
+from .errors import AnholoError, AnholoWarning
 
 __all__ = ["main"]
 
@@ -26,12 +28,25 @@ def _parse_assignment(text: str) -> tuple[str, str]:
     return name, value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line like every other error (``anholo: error: …``, exit 2)."""
+
+    def error(self, message):
+        command = self.prog.split()
+        where = f"{' '.join(command[1:])}: " if len(command) > 1 else ""
+        self.exit(2, f"anholo: error: {where}{' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="anholo",
         description="Nonholonomic mechanics in anholonomic frames: analyse a system file or bundled example.",
     )
     parser.add_argument("--version", action="version", version=f"anholo {__version__}")
+    parser.add_argument("--limits", default=None, metavar="NAME=N[,NAME=N...]",
+                        help="raise (or lower) the bounds on inputs: expression_chars, nesting, digits, exponent, "
+                        "root_digits, expanded_terms, coordinates, trailers, points (see anholo.io.limits; also "
+                        "the environment variable ANHOLO_LIMITS)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     an = sub.add_parser(
@@ -77,6 +92,40 @@ _FIELDS = ("euler-lagrange", "nonholonomic", "vakonomic", "chetaev")
 _SECTION_NAMES = ("frame", "euler_lagrange", "nonholonomic", "vakonomic", "consistency", "chaplygin", "chetaev")
 _DEFAULT_BUDGET = 120.0
 _VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
+_SIMULATE_BUDGET = 600.0
+
+
+def _budget(args, default: float) -> float:
+    from .errors import ReportError
+
+    budget = default if args.budget is None else args.budget
+    if not budget > 0 or budget == float("inf"):
+        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    return budget
+
+
+def _within_budget(budget: float, command: str, run):
+    """``run()`` under a wall-time budget: its result, or exit status 3 after one line on stderr."""
+    from .io.report import _deadline, _OverBudget
+
+    def interrupted(exc) -> bool:  # the budget's interrupt, possibly wrapped by the code it interrupted
+        seen = set()
+        while exc is not None and id(exc) not in seen:
+            if isinstance(exc, _OverBudget):
+                return True
+            seen.add(id(exc))
+            exc = exc.__cause__ or exc.__context__
+        return False
+
+    try:
+        with _deadline(budget):
+            return run()
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
+        print(f"anholo: error: {command}: not finished within the time budget of {budget:g} s (raise it with "
+              "--budget SECONDS)", file=sys.stderr)
+        return 3
 
 
 def _add_simulate_parser(sub) -> None:
@@ -116,6 +165,8 @@ def _add_simulate_parser(sub) -> None:
                      metavar="NAME=EXPR", help="a control input of the file (inputs = [...]) as an expression in "
                      "the time t and the coordinates, e.g. --input tau=0.2*sin(t) (repeatable)")
     sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    sim.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                     help="time the derivation and integration may take (default %g s)" % _SIMULATE_BUDGET)
 
 
 def _input_functions(assignments, compiled) -> dict:
@@ -149,23 +200,50 @@ def _join_negative_values(argv):
 
 def _numbers(text, what: str, count: int, names) -> list:
     from .errors import InitialStateError
-    from .io.expressions import parse_expression
+    from .io.validation import number_from_text
 
     items = [x.strip() for x in text.split(",")] if text.strip() else []
     if len(items) != count:
         raise InitialStateError(
             f"{what}: expected {count} comma-separated values ({', '.join(names)}), got {len(items)}: {text!r}."
         )
-    out = []
-    for x, name in zip(items, names):
-        expr = parse_expression(x, {}, where=f"{what} ({name})")
-        if not expr.is_number:
-            raise InitialStateError(f"{what} ({name}): {x!r} is not a number.")
-        out.append(float(expr))
+    return [float(number_from_text(x, f"{what} ({name})", InitialStateError)) for x, name in zip(items, names)]
+
+
+def _assignments(args) -> dict:
+    """``--set`` pairs as a dict: a parameter set twice is an error."""
+    from .io.validation import assignments
+
+    return assignments(args.assignments)
+
+
+def _numeric_parameters(system, numeric: dict) -> dict:
+    """Numerical ``--set`` values of ``simulate``, checked by the rule of every parameter value (finite, real,
+    the declared sign) and given as floats."""
+    from .errors import SimulationError
+    from .io.validation import check_parameter_value, number_from_text
+
+    by_name = {p.name: p for p in system.chart.parameters}
+    out = {}
+    for name, text in numeric.items():
+        where = f"--set {name}"
+        if name not in by_name:
+            listing = ", ".join(by_name) or "(none)"
+            raise SimulationError(f"{where}: {name!r} is not a parameter of {system.name!r}. Parameters: {listing}.")
+        value = check_parameter_value(by_name[name], number_from_text(text, where, SimulationError), where,
+                                      SimulationError)
+        out[name] = float(value)
     return out
 
 
 def _cmd_simulate(args, out) -> int:
+    budget = _budget(args, _SIMULATE_BUDGET)
+    from . import numerics  # noqa: F401 - imported before the clock starts (an interrupted import is not retried)
+
+    return _within_budget(budget, "simulate", lambda: _simulate(args, out))
+
+
+def _simulate(args, out) -> int:
     import time
 
     from .errors import SimulationError
@@ -175,22 +253,28 @@ def _cmd_simulate(args, out) -> int:
         if not args.quiet:
             print(f"anholo: {message}", file=sys.stderr, flush=True)
 
+    from .io.validation import check_option
+    from .io.limits import check as check_limit
+
+    check_option(args.t_end, "--t-end", SimulationError, low=0, low_open=True)
+    check_option(args.rtol, "--rtol", SimulationError, low=0, low_open=True, high=1)
+    check_option(args.atol, "--atol", SimulationError, low=0)
+    check_option(args.points, "--points", SimulationError, low=2, integer=True)
+    check_limit("points", args.points, "--points", f"{args.points} output times")
     numeric, symbolic = {}, {}
-    for name, value in args.assignments:
+    for name, value in _assignments(args).items():
         try:
-            numeric[name] = float(value)
+            float(value)
+            numeric[name] = value
         except ValueError:
             symbolic[name] = value
     system = System.load(args.target, symbolic)
+    numeric = _numeric_parameters(system, numeric)
     from .numerics import compile_system, from_system, simulate
 
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.lambda0 is not None and field != "vakonomic":
         raise SimulationError(f"--lambda0 is only used with --field vakonomic (this run: {field}).")
-    if args.points < 2:
-        raise SimulationError(f"--points must be at least 2, got {args.points}.")
-    if args.t_end <= 0:
-        raise SimulationError(f"--t-end must be positive, got {args.t_end:g}.")
     names = [q.name for q in system.chart.coordinates]
     dependent = None
     if args.dependent:
@@ -300,17 +384,23 @@ def _cmd_sweep(args, out) -> int:
     ranges = dict(parse_range(r) for r in args.ranges)
     if len(ranges) != len(args.ranges):
         raise SimulationError("a name is given twice with --param; give each swept name once.")
-    if args.t_end <= 0:
-        raise SimulationError(f"--t-end must be positive, got {args.t_end:g}.")
-    if args.points < 2:
-        raise SimulationError(f"--points must be at least 2, got {args.points}.")
+    from .io.limits import check as check_limit
+    from .io.validation import check_option
+
+    check_option(args.t_end, "--t-end", SimulationError, low=0, low_open=True)
+    check_option(args.rtol, "--rtol", SimulationError, low=0, low_open=True, high=1)
+    check_option(args.atol, "--atol", SimulationError, low=0)
+    check_option(args.points, "--points", SimulationError, low=2, integer=True)
+    check_limit("points", args.points, "--points", f"{args.points} output times")
     numeric, symbolic = {}, {}
-    for name, value in args.assignments:
+    for name, value in _assignments(args).items():
         try:
-            numeric[name] = float(value)
+            float(value)
+            numeric[name] = value
         except ValueError:
             symbolic[name] = value
     system = System.load(args.target, symbolic)
+    numeric = _numeric_parameters(system, numeric)
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.gap and field != "nonholonomic":
         raise SimulationError(f"--gap compares the nonholonomic with the vakonomic motion; this run is {field}.")
@@ -375,8 +465,7 @@ def _cmd_analyze(args, out) -> int:
     budget = _DEFAULT_BUDGET if args.budget is None else args.budget
     if not budget > 0 or budget == float("inf"):
         raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
-    assignments = dict(args.assignments)
-    system = System.load(args.target, assignments)
+    system = System.load(args.target, _assignments(args))
     from .io.progress import Progress
 
     with Progress("analyze", enabled=None if not args.quiet else False) as progress:
@@ -405,6 +494,8 @@ def _add_compare_parser(sub) -> None:
     cmp.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=VALUE", help="substitute a parameter value first (repeatable)")
     cmp.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    cmp.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                     help="time the comparison may take (default %g s)" % _DEFAULT_BUDGET)
 
 
 def _cmd_compare(args, out) -> int:
@@ -414,20 +505,20 @@ def _cmd_compare(args, out) -> int:
     from .errors import ConstraintError
     from .system import System
 
-    system = System.load(args.target, dict(args.assignments))
+    system = System.load(args.target, _assignments(args))
     if not system.constraints:
         raise ConstraintError(f"{args.target} has no constraints; add a 'constraints' field to compare methods.")
     from .io.progress import Progress
 
-    with Progress("compare", enabled=None if not args.quiet else False) as progress:
-        result = compare_methods(system.lagrangian, system.kinematic_constraints(), progress=progress)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False), file=out)
-    else:
-        print(system.name, file=out)
-        print("=" * len(system.name), file=out)
-        print(result.to_text(), file=out, end="")
-    return 0
+    def run():
+        with Progress("compare", enabled=None if not args.quiet else False) as progress:
+            result = compare_methods(system.lagrangian, system.kinematic_constraints(), progress=progress)
+        text = (json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else
+                f"{system.name}\n{'=' * len(system.name)}\n{result.to_text()}")
+        print(text, file=out, end="")
+        return 0
+
+    return _within_budget(_budget(args, _DEFAULT_BUDGET), "compare", run)
 
 
 def _add_linearize_parser(sub) -> None:
@@ -465,8 +556,7 @@ def _cmd_linearize(args, out) -> int:
 
     system = System.load(args.target)
     params = {str(k): v for k, v in (system.values or {}).items()}
-    for name, value in args.assignments:
-        params[name] = float(_numbers(value, f"--set {name}", 1, [name])[0])
+    params.update(_numeric_parameters(system, _assignments(args)))
     ref = {}
     for item in filter(None, (x.strip() for x in args.at.split(","))):
         name, _, value = item.partition("=")
@@ -517,24 +607,41 @@ def main(argv=None, out=None) -> int:
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
+    from .io import limits
+
     try:
-        if args.command == "examples":
-            return _cmd_examples(args, out)
-        if args.command == "compare":
-            return _cmd_compare(args, out)
-        if args.command == "simulate":
-            return _cmd_simulate(args, out)
-        if args.command == "sweep":
-            return _cmd_sweep(args, out)
-        if args.command == "linearize":
-            return _cmd_linearize(args, out)
-        return _cmd_analyze(args, out)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AnholoWarning)
+            try:
+                text = args.limits if args.limits is not None else os.environ.get("ANHOLO_LIMITS", "")
+                with limits.using(limits.parse_limits(text) if text.strip() else limits.current()):
+                    if args.command == "examples":
+                        return _cmd_examples(args, out)
+                    if args.command == "compare":
+                        return _cmd_compare(args, out)
+                    if args.command == "simulate":
+                        return _cmd_simulate(args, out)
+                    if args.command == "sweep":
+                        return _cmd_sweep(args, out)
+                    if args.command == "linearize":
+                        return _cmd_linearize(args, out)
+                    return _cmd_analyze(args, out)
+            finally:
+                for w in caught:
+                    if issubclass(w.category, AnholoWarning):
+                        print(f"anholo: warning: {_one_line(w.message)}", file=sys.stderr)
     except AnholoError as exc:
-        print(f"anholo: error: {exc}", file=sys.stderr)
+        print(f"anholo: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("anholo: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(exc) -> str:
+    """A message on one line, at most a few thousand characters (the line is for a person)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 3000 else text[:2990] + " ..."
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,6 +38,8 @@ __all__ = [
     "InputError",
     "HolonomicConstraintError",
     "ExpressionBudgetError",
+    "LimitError",
+    "AnholoWarning",
 ]
 
 
@@ -186,3 +188,14 @@ class ReductionError(SymmetryError):
 class ExpressionBudgetError(AnholoError):
     """An expression asked for explicitly (e.g. accelerations solved out of ``M ẋ = F``) would exceed
     its size budget: use the implicit form, the numerical solution, or raise the budget."""
+
+
+class LimitError(SystemFileError):
+    """An input exceeds a resource limit (digits of a number, size or nesting of an expression,
+    number of coordinates, ...; see :mod:`anholo.io.limits`); the message names the bound and how
+    to raise it."""
+
+
+class AnholoWarning(UserWarning):
+    """Something in the input is accepted but probably not what was meant (e.g. a ``[symmetry]``
+    table that no analysis uses); the command line prints it as ``anholo: warning: …``."""

@@ -7,6 +7,8 @@ report.  Constraints are kept for the nonholonomic analysis.
 
 from __future__ import annotations
 
+import itertools
+import warnings
 from dataclasses import dataclass
 
 import sympy as sp
@@ -17,6 +19,7 @@ from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
 from .dynamics.forces import Forces
 from .dynamics.lagrangian import Lagrangian
+from .errors import AnholoError, AnholoWarning
 from .dynamics.nonholonomic import NonholonomicSystem
 from .algebra.printing import tex_text
 from .examples import resolve_system
@@ -90,8 +93,13 @@ class System:
         frame = Frame(chart, spec.frame) if spec.frame is not None else Frame.coordinate(chart)
         taken = {s.name for s in chart.coordinates + chart.velocities + chart.parameters}
         taken |= {f.__name__ for f in getattr(spec, "functions", ())}
+        if getattr(spec, "time", None) is not None:
+            taken.add(spec.time.name)
         n = chart.dim
-        for prefix in _QUASI_PREFIXES:
+        # The first prefix whose names v1..vn (and their rates v1_dot..) are free; names are compared as
+        # names (a parameter v1 and a quasi-velocity v1 would print alike whatever their assumptions).
+        prefixes = itertools.chain(_QUASI_PREFIXES, (f"qv{k}_" for k in itertools.count(2)))
+        for prefix in prefixes:
             names = [f"{prefix}{i + 1}" for i in range(n)]
             if not taken & (set(names) | {f"{x}_dot" for x in names}):
                 break
@@ -101,6 +109,18 @@ class System:
         time = getattr(spec, "time", None)
         holonomic = tuple(getattr(spec, "holonomic", ()))
         natural = _natural_in(bundle)
+        symmetry = getattr(spec, "symmetry", None)
+        if symmetry:
+            # Validated whether or not an analysis uses it: a wrong table is an error, not ignored.
+            try:
+                LieGroupAction(chart, symmetry["generators"], symmetry.get("structure_constants"),
+                               symmetry.get("action", "left"))
+            except AnholoError as exc:
+                raise type(exc)(f"{spec.source}: [symmetry]: {exc}") from None
+            if not spec.constraints and not holonomic:
+                warnings.warn(AnholoWarning(
+                    f"{spec.source}: [symmetry] is not used: the system has no constraints, and the symmetry "
+                    "is used by the Chaplygin reduction of a constrained system only."), stacklevel=2)
         return cls(
             name=spec.name,
             chart=chart,

@@ -197,9 +197,13 @@ def test_carriage_consistent_with_minus_p_iff_a_zero():
 
 
 def S_spec_with(**values):
-    from anholo.examples import resolve_system
+    """The carriage with some parameters set; a = 0 is allowed by declaring the offset a nonnegative
+    (parameters are positive by default, and a value must have the declared sign)."""
+    from anholo.examples import example_path
+    from anholo.io import parse_system
 
-    return resolve_system("two_wheeled_carriage").substitute(values)
+    text = example_path("two_wheeled_carriage").read_text() + '\n[signs]\na = "nonnegative"\n'
+    return parse_system(text, source="two_wheeled_carriage").substitute(values)
 
 
 @pytest.mark.slow

@@ -311,9 +311,9 @@ def test_division_by_zero(text):
 
 
 def test_huge_numeric_power_is_refused_quickly():
-    with pytest.raises(SystemFileError, match="too large"):
+    with pytest.raises(SystemFileError, match="exceeds the limit"):
         P("9^9^9")
-    with pytest.raises(SystemFileError, match="out of range"):
+    with pytest.raises(SystemFileError, match="exceeds the limit"):
         P("1e999999")
 
 

@@ -259,17 +259,20 @@ class KinematicConstraints:
             for _ in range(40):
                 pt.update({s: sp.Float(float(x), 30) for s, x in zip(u, vel)})
                 f = np.array([numeric_value(e, pt) for e in self.expressions])
-                if np.any(np.isnan(f)) or np.max(np.abs(f.imag)) > 1e-9:
+                if not np.all(np.isfinite(f)) or np.max(np.abs(f.imag)) > 1e-9:
                     break
                 if np.max(np.abs(f.real)) < 1e-13:
                     Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(self.count)])
-                    if not np.any(np.isnan(Jn)) and np.max(np.abs(Jn.imag)) < 1e-9:
+                    if np.all(np.isfinite(Jn)) and np.max(np.abs(Jn.imag)) < 1e-9:
                         out.append(dict(pt))
                     break
                 Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(self.count)])
-                if np.any(np.isnan(Jn)):
+                if not np.all(np.isfinite(Jn)):
+                    break  # overflow (e.g. a constraint raised to a high power): try another start
+                try:
+                    vel = vel - np.linalg.lstsq(Jn.real, f.real, rcond=None)[0]
+                except np.linalg.LinAlgError:
                     break
-                vel = vel - np.linalg.lstsq(Jn.real, f.real, rcond=None)[0]
         if len(out) < count:
             raise ConstraintError(
                 "could not find real points where all the constraints hold (Gauss–Newton from random "

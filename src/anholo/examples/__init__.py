@@ -30,10 +30,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 
-from anholo.errors import UnknownExampleError
 import sympy as sp
 
+from anholo.errors import UnknownExampleError
+
 from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
+from anholo.io.limits import check as check_limit
 from anholo.io.systemfile import VELOCITY_SUFFIX, SystemSpec, load_system_file, parse_system
 
 __all__ = [
@@ -142,7 +144,10 @@ def _generated_example(name: str, *, looked_for_file: bool) -> SystemSpec | None
             "integer written in decimal digits, e.g. n_trailer_0 (the car alone), "
             f"n_trailer_1, n_trailer_2. Bundled examples: {_listing()}."
         )
-    return n_trailer(int(match.group(1)))
+    digits = match.group(1)
+    n = int(digits) if len(digits) <= 12 else 10**12
+    check_limit("trailers", n, name, f"{'more than 10^12' if len(digits) > 12 else n} trailers")
+    return n_trailer(n)
 
 
 def example_path(name: str) -> Traversable:

@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 import sympy as sp
 
-from anholo.errors import SystemFileError, UnknownSymbolError
+from anholo.errors import LimitError, SystemFileError, UnknownSymbolError
+from anholo.io import limits as _limits
 
 __all__ = [
     "parse_expression",
@@ -82,9 +85,15 @@ CONSTANTS: Mapping[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
 #: Names that a system file may not declare (they already mean something).
 RESERVED_NAMES: frozenset[str] = frozenset(STANDARD_FUNCTIONS) | frozenset(CONSTANTS)
 
-# Guards against expressions that would make SymPy compute for ever.
-_MAX_NUMERIC_EXPONENT = 10_000
-_MAX_DECIMAL_EXPONENT = 10_000
+# Guards against expressions that would make SymPy compute for ever: the bounds of
+# anholo.io.limits (digits of every number, numerical exponents, roots of long numbers, nesting).
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+def shown(text: str, width: int = 80) -> str:
+    """The text of an expression on one line, shortened to about ``width`` characters (for messages)."""
+    one = " ".join(str(text).split())
+    return one if len(one) <= width else one[: width - 5] + " ..."
 
 _NODE_DESCRIPTIONS: Mapping[type, str] = {
     ast.Attribute: "attribute access ('.')",
@@ -169,6 +178,7 @@ class _Source:
         stripped = rewritten.strip()
         self.text = text
         self.code = stripped
+        self.code_bytes = stripped.encode("utf-8", "surrogatepass")
         self.index = index[lead : lead + len(stripped)]
 
     def position(self, char_index: int | None) -> str:
@@ -197,11 +207,32 @@ class _Converter:
         self.source = source
         self.names = names
         self.where = where
+        self.depth = 0
+        self.limits = _limits.current()
+
+    # -- bounds ---------------------------------------------------------
+    def limit(self, name: str, value: int, what: str, node: ast.AST | None = None) -> LimitError:
+        bound = getattr(self.limits, name)
+        pos = f" ({self.source.node_position(node)})" if node is not None else ""
+        return LimitError(
+            f'{self.where}: {what} in "{shown(self.source.text, 60)}"{pos} exceeds the limit of {bound} '
+            f"({name}); raise it with --limits {name}=N on the command line or "
+            f"anholo.io.limits.raised_limits({name}=N) in Python.")
+
+    def sized(self, value: sp.Basic, node: ast.AST) -> sp.Basic:
+        """``value``, after checking the numbers among it and its arguments against the digits bound."""
+        bound = self.limits.digits
+        for x in (value, *value.args) if isinstance(value, sp.Basic) else ():
+            if isinstance(x, sp.Rational):
+                digits = max(_limits.digits_of(x.p), _limits.digits_of(x.q))
+                if digits > bound:
+                    raise self.limit("digits", digits, f"a number of about {digits} digits", node)
+        return value
 
     # -- errors ---------------------------------------------------------
     def error(self, what: str, node: ast.AST | None = None) -> SystemFileError:
         pos = f" ({self.source.node_position(node)})" if node is not None else ""
-        return SystemFileError(f'{self.where}: {what} in "{self.source.text}"{pos}.')
+        return SystemFileError(f'{self.where}: {what} in "{shown(self.source.text)}"{pos}.')
 
     def unknown(self, name: str, *, called: bool) -> UnknownSymbolError:
         declared = list(self.names)
@@ -218,7 +249,7 @@ class _Converter:
         else:
             fix = "Declare it under 'parameters' (or 'coordinates') or fix the spelling."
         return UnknownSymbolError(
-            f'{self.where}: unknown name {name!r} in "{self.source.text}". '
+            f'{self.where}: unknown name {name!r} in "{shown(self.source.text)}". '
             f"Declared names: {listing}.{hint} {fix}"
         )
 
@@ -234,6 +265,15 @@ class _Converter:
 
     # -- conversion -----------------------------------------------------
     def convert(self, node: ast.AST) -> sp.Basic:
+        self.depth += 1
+        try:
+            if self.depth > self.limits.nesting:
+                raise self.limit("nesting", self.depth, "the nesting of parentheses, calls and powers", node)
+            return self.sized(self.convert_node(node), node)
+        finally:
+            self.depth -= 1
+
+    def convert_node(self, node: ast.AST) -> sp.Basic:
         if isinstance(node, ast.Constant):
             return self.constant(node)
         if isinstance(node, ast.Name):
@@ -268,14 +308,20 @@ class _Converter:
         value = node.value
         if isinstance(value, bool) or value is None or value is Ellipsis:
             raise self.error(f"'{value!r}' is not a number", node)
-        if isinstance(value, int):
-            return sp.Integer(value)
-        if isinstance(value, float):
-            literal = ast.get_source_segment(self.source.code, node) or repr(value)
-            literal = literal.replace("_", "")
-            exponent = literal.lower().partition("e")[2]
-            if exponent and abs(int(exponent)) > _MAX_DECIMAL_EXPONENT:
-                raise self.error(f"the number {literal} is out of range", node)
+        if isinstance(value, (int, float)):
+            # The code is one line: the node's offsets (UTF-8 bytes) slice it directly (ast.get_source_segment
+            # splits the whole text at every call, which is quadratic in a long sum of numbers).
+            literal = self.source.code_bytes[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+            literal = literal.replace("_", "") or "0"
+            if isinstance(value, int):  # decimal, or 0x / 0o / 0b
+                digits = len(literal)
+            else:
+                mantissa, _, exponent = literal.lower().partition("e")
+                digits = sum(c.isdigit() for c in mantissa) + abs(int(exponent or "0"))
+            if digits > self.limits.digits:
+                raise self.limit("digits", digits, f"the number {shown(literal, 40)} (about {digits} digits)", node)
+            if isinstance(value, int):
+                return sp.Integer(int(literal, 0))
             return sp.Rational(literal)
         if isinstance(value, complex):
             raise self.error(
@@ -292,30 +338,53 @@ class _Converter:
             raise self.error(f"the operator '{sym}' is not allowed", node)
         if isinstance(op, ast.BitXor):  # pragma: no cover - '^' is rewritten first
             op = ast.Pow()
+        if isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            return self.chain(node)
         left = self.convert(node.left)
         right = self.convert(node.right)
-        if isinstance(op, ast.Add):
-            return left + right
-        if isinstance(op, ast.Sub):
-            return left - right
-        if isinstance(op, ast.Mult):
-            return left * right
-        if isinstance(op, ast.Div):
-            return left / right
         if isinstance(op, ast.Pow):
-            if (
-                isinstance(left, sp.Number)
-                and isinstance(right, sp.Number)
-                and abs(right) > _MAX_NUMERIC_EXPONENT
-                and left not in (sp.S.Zero, sp.S.One, sp.S.NegativeOne)
-            ):
-                raise self.error(
-                    f"the numerical power {left}**{right} is too large to compute", node
-                )
+            self.check_power(left, right, node)
             return left**right
         raise self.error(  # pragma: no cover - all operators handled above
             f"the operator {type(op).__name__} is not allowed", node
         )
+
+    def chain(self, node: ast.BinOp) -> sp.Basic:
+        """A left-associated chain ``a + b - c + …`` (or ``a * b / c * …``) as one flat sum (product):
+        a flat sum of many terms is not nested, and is built in one step."""
+        additive = isinstance(node.op, (ast.Add, ast.Sub))
+        kinds = (ast.Add, ast.Sub) if additive else (ast.Mult, ast.Div)
+        rights = []
+        while isinstance(node, ast.BinOp) and isinstance(node.op, kinds):
+            rights.append((node.op, node.right))
+            node = node.left
+        terms = [self.convert(node)]
+        for op, right in reversed(rights):
+            value = self.convert(right)
+            if isinstance(op, ast.Sub):
+                value = -value
+            elif isinstance(op, ast.Div):
+                value = sp.Pow(value, -1)
+            terms.append(value)
+        return sp.Add(*terms) if additive else sp.Mul(*terms)
+
+    def check_power(self, base: sp.Basic, exponent: sp.Basic, node: ast.AST) -> None:
+        """Refuse a power whose evaluation would be huge or slow, before SymPy evaluates it."""
+        if not isinstance(exponent, sp.Rational):
+            return
+        size = max(abs(exponent.p), exponent.q)
+        if size > self.limits.exponent:
+            raise self.limit("exponent", size, f"the exponent {shown(exponent, 40)}", node)
+        if not base.is_number or base in (sp.S.Zero, sp.S.One, sp.S.NegativeOne):
+            return
+        if isinstance(base, sp.Rational):
+            digits = max(_limits.digits_of(base.p), _limits.digits_of(base.q))
+            if exponent.q != 1 and digits > self.limits.root_digits:
+                raise self.limit("root_digits", digits, f"a root of a number of {digits} digits", node)
+            result = digits * abs(exponent.p) // exponent.q
+            if result > self.limits.digits + 1:
+                raise self.limit("digits", result, f"the power {shown(base, 30)}^{shown(exponent, 30)} "
+                                 f"(about {result} digits)", node)
 
     def call(self, node: ast.Call) -> sp.Basic:
         if not isinstance(node.func, ast.Name):
@@ -346,6 +415,8 @@ class _Converter:
                 f"{name} takes {expected} argument{s}, {nargs} given", node
             )
         args = [self.convert(arg) for arg in node.args]
+        if name == "sqrt" and name not in self.names and args:
+            self.check_power(args[0], sp.Rational(1, 2), node)
         try:
             return func(*args)
         except (TypeError, ValueError) as exc:
@@ -400,6 +471,7 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
         raise SystemFileError(
             f"{where}: expected an expression as a string, got {type(text).__name__} {text!r}."
         )
+    _check_text(text, where)
     source = _Source(text)
     if not source.code:
         raise SystemFileError(f"{where}: the expression is empty; write a formula, e.g. \"0\".")
@@ -414,27 +486,90 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
         if _looks_like_juxtaposition(source.code, offset, msg):
             hint = " (is a '*' missing? Products must be written explicitly, e.g. 2*x)"
         raise SystemFileError(
-            f'{where}: cannot parse "{text}": {msg} {source.position(offset)}{hint}.'
+            f'{where}: cannot parse "{shown(text)}": {msg} {source.position(offset)}{hint}.'
         ) from None
     except (ValueError, MemoryError, RecursionError) as exc:
-        raise SystemFileError(f'{where}: cannot parse "{text}": {exc}.') from None
+        raise SystemFileError(f'{where}: cannot parse "{shown(text)}": {exc}.') from None
     converter = _Converter(source, names, where)
     try:
         result = converter.convert(tree.body)
-    except RecursionError:
+    except (RecursionError, MemoryError):
         raise SystemFileError(
-            f'{where}: the expression "{text[:60]}..." is too deeply nested.'
+            f'{where}: the expression "{shown(text)}" is too deeply nested.'
         ) from None
+    terms = _expanded_terms(result, converter.limits.expanded_terms, {})
+    if terms > converter.limits.expanded_terms:
+        raise converter.limit("expanded_terms", terms, "the number of terms once multiplied out (more than "
+                              f"{converter.limits.expanded_terms})")
     if not isinstance(result, sp.Expr):  # pragma: no cover - only via odd `names`
         raise SystemFileError(
-            f'{where}: "{text}" is not a mathematical expression (got {type(result).__name__}).'
+            f'{where}: "{shown(text)}" is not a mathematical expression (got {type(result).__name__}).'
         )
     if result.has(sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity):
         raise SystemFileError(
-            f'{where}: "{text}" evaluates to {result}, which is infinite or undefined '
+            f'{where}: "{shown(text)}" evaluates to {shown(result, 40)}, which is infinite or undefined '
             "(a division by zero?)."
         )
     return result
+
+
+def _expanded_terms(expr: sp.Basic, cap: int, memo: dict) -> int:
+    """An upper estimate (capped at ``cap + 1``) of the number of terms of ``expr`` multiplied out: a sum has
+    the terms of its summands, a product the product of its factors', ``s^n`` (n a positive integer) the
+    number C(t + n - 1, n) of monomials of degree n in the t terms of s; a function counts its arguments'."""
+    if expr in memo:
+        return memo[expr]
+    if not expr.args:
+        count = 1
+    elif expr.is_Add:
+        count = min(cap + 1, sum(_expanded_terms(a, cap, memo) for a in expr.args))
+    elif expr.is_Mul:
+        count = 1
+        for a in expr.args:
+            count = min(cap + 1, count * _expanded_terms(a, cap, memo))
+    elif expr.is_Pow and expr.exp.is_Integer and expr.exp > 1:
+        t, n = _expanded_terms(expr.base, cap, memo), int(expr.exp)
+        count = 1
+        if t > 1:
+            for i in range(1, n + 1):  # C(t + n - 1, n), stopped at the cap
+                count = count * (t + i - 1) // i
+                if count > cap:
+                    break
+        count = min(cap + 1, count)
+    else:
+        count = min(cap + 1, sum(_expanded_terms(a, cap, memo) for a in expr.args))
+    memo[expr] = count
+    return count
+
+
+def _check_text(text: str, where: str) -> None:
+    """Refuse, before parsing, what would be read differently from what is written, and what is too long:
+    ``#`` (Python would read the rest as a comment: ``"x_dot^2/2 # - k*x^2/2"`` would silently lose a
+    term), identifiers that Python reads as other names (``ｘ_dot`` or ``𝐱`` are read as ``x_dot``, ``x``
+    by NFKC normalization), and control characters."""
+    _limits.check("expression_chars", len(text), where, f"an expression of {len(text)} characters")
+    longest = max((len(m.group()) for m in re.finditer(r"[0-9_]{40,}", text)), default=0)
+    if longest > _limits.current().digits:
+        _limits.check("digits", longest, where, f"a number of {longest} digits")
+    if "#" in text:
+        raise SystemFileError(
+            f'{where}: "#" inside an expression, in "{shown(text)}"; Python would read the rest of the line '
+            "as a comment. Remove it (a TOML comment goes after the closing quote).")
+    for ch in text:
+        if ch in "\r\n\t\f\v":
+            continue
+        category = unicodedata.category(ch)
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            raise SystemFileError(
+                f"{where}: the invisible or control character U+{ord(ch):04X} in \"{shown(text)}\"; remove it.")
+    if not text.isascii():
+        for match in _IDENTIFIER.finditer(text):
+            word = match.group()
+            normal = unicodedata.normalize("NFKC", word)
+            if normal != word:
+                raise SystemFileError(
+                    f"{where}: the name {word!r} in \"{shown(text)}\" is not written in plain characters; "
+                    f"Python would read it as {normal!r}. Write {normal!r} if that is meant.")
 
 
 def _looks_like_juxtaposition(code: str, offset: int | None, msg: str) -> bool:

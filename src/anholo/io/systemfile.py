@@ -6,7 +6,7 @@ optionally a moving frame, linear constraints and default parameter values::
     name = "Free rigid body"
     description = "optional free text"
     coordinates = ["phi", "theta", "psi"]
-    parameters = ["I1", "I2", "I3"]        # positive real symbols (default [])
+    parameters = ["I1", "I2", "I3"]        # positive unless [signs] says otherwise (default [])
     functions = ["A1"]                     # undefined functions, used as A1(theta)
     lagrangian = "..."                     # the velocity of q is written q_dot
     frame = [["...", "...", "..."], ...]   # row i = components of X_i along d/dq^A
@@ -65,8 +65,14 @@ holonomic : array of strings, optional
     the surface ``f = 0``.
 values : table, optional
     Default numerical values of parameters (integers or decimals; decimals
-    are stored exactly, ``9.81`` is ``981/100``).  Parameters are positive
-    symbols, so default values must be positive.
+    are stored exactly, ``9.81`` is ``981/100``).  A value must be finite and
+    have the parameter's declared sign.
+signs : table, optional
+    The sign of a parameter: ``name = "positive" | "nonnegative" | "negative" |
+    "nonpositive" | "real" | "nonzero"``; a parameter not listed is positive.
+    The parameter's symbol carries the matching SymPy assumptions, and every
+    value (``[values]``, ``--set``, :meth:`SystemSpec.substitute`) is checked
+    against the sign by one rule (:mod:`anholo.io.validation`).
 
 Expressions follow :func:`anholo.io.expressions.parse_expression`: ``^``
 and ``**`` are powers, decimals are exact, and the standard functions
@@ -96,7 +102,9 @@ from typing import Any
 import sympy as sp
 
 from anholo.errors import SystemFileError
+from anholo.io import limits as _limits
 from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
+from anholo.io.validation import SIGNS, check_parameter_value, parameter_symbol
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -125,6 +133,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "dissipation",
     "holonomic",
     "quasi_velocities",
+    "signs",
 )
 
 _REQUIRED_FIELDS: tuple[str, ...] = ("name", "coordinates", "lagrangian")
@@ -150,7 +159,7 @@ class SystemSpec:
     velocities : tuple of sympy.Symbol
         Real symbols ``q_dot``, in the same order as `coordinates`.
     parameters : tuple of sympy.Symbol
-        Positive symbols.
+        Real symbols with the assumptions of their declared signs (positive by default).
     functions : tuple of sympy.FunctionClass
         Undefined real functions (``sympy.Function(name, real=True)``).
     lagrangian : sympy.Expr
@@ -322,6 +331,12 @@ class SystemSpec:
             elif isinstance(value, sp.Expr):
                 expr = value
             elif isinstance(value, str):
+                try:
+                    nonfinite = not math.isfinite(float(value))
+                except ValueError:
+                    nonfinite = False
+                if nonfinite:
+                    raise SystemFileError(f"{where}: {value.strip()!r} is not a finite number.")
                 expr = parse_expression(value, by_name, where=where)
             else:
                 raise SystemFileError(
@@ -338,6 +353,7 @@ class SystemSpec:
                     "set; use numbers or parameters that are not being set "
                     f"({', '.join(others) or 'none'})."
                 )
+            check_parameter_value(by_name[name], expr, where)
             replacements[by_name[name]] = expr
 
         def sub(e: sp.Expr) -> sp.Expr:
@@ -555,6 +571,7 @@ class _Reader:
         funcs = self.names_list("functions")
         if not coords:
             raise self.fail("coordinates", "at least one coordinate is needed.")
+        _limits.check("coordinates", len(coords), f"{self.source}: coordinates", f"{len(coords)} coordinates")
         seen: dict[str, str] = {}
         for key, group in (("coordinates", coords), ("parameters", params), ("functions", funcs)):
             for i, name in enumerate(group):
@@ -690,12 +707,7 @@ class _Reader:
                     where, f"expected a number, got {_toml_type(value)} {value!r}; write e.g. {key} = 1.5"
                 )
             number = _number(value, f"{self.source}: {where}")
-            if number <= 0:
-                raise self.fail(
-                    where,
-                    f"{value!r} is not positive, but parameters are positive symbols; "
-                    "give a positive value, or write the sign into the lagrangian.",
-                )
+            check_parameter_value(by_name[key], number, f"{self.source}: {where}")
             out[by_name[key]] = number
         return {p: out[p] for p in params if p in out}
 
@@ -748,6 +760,8 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     >>> spec.frame
     ((1, 0), (0, 1/r))
     """
+    if text.startswith("\ufeff"):  # a byte-order mark, as some editors write it
+        text = text[1:]
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -765,7 +779,8 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
 
     coordinates = tuple(sp.Symbol(q, real=True) for q in coords)
     velocities = tuple(sp.Symbol(q + VELOCITY_SUFFIX, real=True) for q in coords)
-    parameters = tuple(sp.Symbol(p, positive=True) for p in params)
+    signs = _read_signs(reader, params)
+    parameters = tuple(parameter_symbol(p, signs.get(p, "positive")) for p in params)
     functions = tuple(sp.Function(f, real=True) for f in funcs)
     names: dict[str, Any] = {}
     for group in (coordinates, velocities, parameters):
@@ -885,6 +900,20 @@ def _read_holonomic(reader: _Reader, names, coordinates, velocities) -> tuple:
             raise reader.fail(f"holonomic[{k}]", f"{c!r} does not depend on the coordinates.")
         out.append(expr)
     return tuple(out)
+def _read_signs(reader: _Reader, params: list[str]) -> dict[str, str]:
+    """The ``[signs]`` table: ``name = "positive" | "nonnegative" | "negative" | "nonpositive" | "real" |
+    "nonzero"`` for parameters; a parameter not listed is positive."""
+    table = reader.data.get("signs", {})
+    if not isinstance(table, dict):
+        raise reader.fail("signs", f"expected a table [signs] with lines such as  c = \"real\", got "
+                          f"{_toml_type(table)} {table!r}.")
+    for key, value in table.items():
+        if key not in params:
+            raise reader.fail(f"signs.{key}", f"{key!r} is not a declared parameter; [signs] gives the signs of "
+                              f"parameters ({', '.join(params) or 'none declared'}).")
+        if value not in SIGNS:
+            raise reader.fail(f"signs.{key}", f"expected one of {', '.join(repr(k) for k in SIGNS)}, got {value!r}.")
+    return dict(table)
 
 
 def _read_symmetry(reader: _Reader, names, coords, velocities) -> dict | None:

@@ -288,8 +288,15 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         if int(points) < 2:
             raise SimulationError(f"points must be at least 2, got {points}.")
         t_eval = np.linspace(t0, t1, int(points))
-    y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol, t0=t0)
-    rhs = compiled.rhs(p, inputs)
+    try:
+        with np.errstate(all="ignore"):
+            y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol, t0=t0)
+            rhs = compiled.rhs(p, inputs)
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise IntegrationError(
+            f"the {compiled.kind} field cannot be evaluated at these parameter values or this initial state "
+            f"({exc}): the Hessian or the frame is singular there (a zero mass or inertia?)."
+        ) from exc
     wrapper = None
     if progress:
         wrapper = _Progress(rhs, t0, t1, progress_stream or sys.stderr, f"integrating {compiled.kind}")
