@@ -7,8 +7,7 @@ docs/nonholonomic.rst).
 * Energy: ``E = v^i p_i − L`` restricted to C.  For linear constraints and a time-independent L
   without non-potential forces it is conserved (the constraint forces do no work on motions in D);
   ``dE/dt = Γ_nh(E)`` is reported in every case (the energy balance).
-* Nonholonomic momentum equation (Bloch, Krishnaprasad, Marsden & Murray 1996, Thm. 5.5 and
-  eq. (5.8)): for a Lie group acting on Q whose generators ``ξ_a`` leave L and D invariant, every
+* Nonholonomic momentum equation (Bloch, Krishnaprasad, Marsden & Murray 1996): for a Lie group acting on Q whose generators ``ξ_a`` leave L and D invariant, every
   ``ξ = c^a(q) ξ_a`` with ``ξ(q) ∈ D_q`` (a section of the bundle ``𝔤^q``) gives the momentum
   ``J_ξ = (∂L/∂q̇^A) ξ^A``, and along Γ_nh
 

@@ -2,7 +2,7 @@
 
 For a distribution ``D = span{X_1, …, X_m}`` (the first m vectors of an adapted
 frame ``{X_i}``, docs/theory.rst, Frames on Q) the *flag* (the Lie flag of
-Bellaïche (1996) and Montgomery (2002), §1.4 and §2.1)
+Bellaïche (1996) and Montgomery (2002))
 
     D^1 = D,   D^{k+1} = D^k + [D, D^k]
 
@@ -11,7 +11,7 @@ is an increasing sequence of modules of vector fields.  Its ranks at a point q,
 vector* at q; q is *regular* when the growth vector is constant near q (it is
 then the generic growth vector).  D is *bracket generating* when the last rank
 is n = dim Q; then, by the Chow–Rashevskii theorem (Chow 1939, Rashevskii 1938;
-Montgomery 2002, Thm. 1.6.2), any two points of a connected Q are joined by a
+Montgomery 2002), any two points of a connected Q are joined by a
 curve tangent to D: the constraints do not confine the motion to a submanifold.
 Its opposite, D integrable (Frobenius), is the growth vector ``(m)``.
 
