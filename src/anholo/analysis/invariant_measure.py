@@ -139,8 +139,9 @@ class InvariantDensity:
     family : str or None
         The ansatz in which the density was found.
     independent : int
-        The number of independent densities found in that ansatz (more than one: their
-        ratios are first integrals).
+        The number of free constants of the solution in that ansatz, after it was narrowed to
+        the functions of one numerical relation (more than one: ratios of densities are first
+        integrals).
     complete : bool
         False if the search stopped at its time budget before searching every ansatz.
     """
