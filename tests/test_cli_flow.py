@@ -52,3 +52,17 @@ def test_contract_blocks_present_for_the_carriage():
     assert d["controllability"]["bracket_generating"] is False
     assert d["invariant_measure"]["density"] is None and d["invariant_measure"]["searched"]
     assert len(d["first_integrals"]) >= 1
+
+
+def test_text_and_latex_of_the_flow_blocks():
+    """The blocks render in text and LaTeX (the values are checked through the JSON above)."""
+    from anholo.io.report import analyze
+    from anholo.system import System
+
+    report = analyze(System.load("chaplygin_sleigh"), sections=["controllability", "invariant_measure",
+                                                                 "first_integrals"])
+    assert report.complete
+    text, tex = report.to_text(), report.to_latex()
+    assert "growth vector (2, 3)" in text and "no invariant density N(q) found" in text
+    assert "constant density is invariant iff" in text and "a*m = 0" in text
+    assert r"\subsection{Controllability of D (growth vector)}" in tex and "operatorname{div}" in tex
