@@ -42,9 +42,7 @@ class ControllabilitySummary(ReportBlock):
     @classmethod
     def of(cls, nh: NonholonomicSystem) -> "ControllabilitySummary":
         flag = flag_of(nh.frame, nh.m)
-        singular = flag.singular_factors() if flag.bracket_generating and flag.regularity_determinant() is not None \
-            else None
-        return cls(flag, singular)
+        return cls(flag, flag.singular_factors() if flag.bracket_generating else None)
 
     def payload(self, p: Presenter) -> dict:
         f = self.flag

@@ -131,11 +131,14 @@ class Flag:
             det = sp.factor(tidy(det))
         return det
 
-    def singular_factors(self) -> tuple:
+    def singular_factors(self) -> tuple | None:
         """The factors of :meth:`regularity_determinant` that can vanish (numbers and powers of
-        positive parameters dropped); the singular points of the flag lie where one of them vanishes."""
+        positive parameters dropped); the singular points of the flag lie where one of them vanishes.
+        None when the determinant is not available (see :meth:`regularity_determinant`)."""
         det = self.regularity_determinant()
-        if det is None or det.is_number:
+        if det is None:
+            return None
+        if det.is_number:
             return ()
         out = []
         for f in sp.Mul.make_args(det):
