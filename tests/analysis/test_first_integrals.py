@@ -88,3 +88,34 @@ def test_snakeboard_momentum_equation():
         pt = point_on_constraints(s.chart.coordinates, s.chart.velocities, s.constraints, s.chart.parameters,
                                   dep, seed)
         assert abs(_rate_along_oracle(s, J, pt) - float(rate.xreplace(pt))) < 1e-9
+
+
+def test_quadratic_search_returns_only_integrals():
+    s = System.load("knife_edge")
+    nh = s.nonholonomic()
+    res = first_integrals(nh.field(), quadratic=True)
+    dep = _dependent(s, nh)
+    assert [F.kind for F in res.integrals][:2] == ["energy", "linear"]
+    for seed in range(2):
+        pt = point_on_constraints(s.chart.coordinates, s.chart.velocities, s.constraints, s.chart.parameters,
+                                  dep, seed)
+        for F in res.integrals:
+            assert abs(_rate_along_oracle(s, F.natural, pt)) < 1e-9, F
+
+
+def test_rolling_disk_momentum_equations():
+    """Rigid motions of the plane and rotations about the disk's axis (Bloch et al. 1996): two
+    sections of g^q (the rotation about the vertical through the contact point and the rolling)."""
+    s = System.load("rolling_disk")
+    nh = s.nonholonomic()
+    x, y = s.chart.coordinates[:2]
+    gens = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [-y, x, 1, 0, 0], [0, 0, 0, 0, 1]]
+    eqs = momentum_equations(nh.field(), gens)
+    assert len(eqs) == 2
+    dep = _dependent(s, nh)
+    for seed in range(2):
+        pt = point_on_constraints(s.chart.coordinates, s.chart.velocities, s.constraints, s.chart.parameters,
+                                  dep, seed)
+        for e in eqs:
+            J, rate = nh.to_natural(e.momentum), nh.to_natural(e.rate)
+            assert abs(_rate_along_oracle(s, J, pt) - float(rate.xreplace(pt))) < 1e-9

@@ -3,9 +3,8 @@
 Oracles: iterated Lie brackets of hand-written coordinate vector fields spanning D,
 computed here with plain sympy differentiation and ranked at random rational points
 (no anholo code); published growth vectors: Heisenberg (2, 3); the car with n trailers,
-a Goursat distribution (2, 3, ..., n + 3) (Sørdalen 1993; Montgomery 2002, §6.8);
-the ball rolling on a plane without slipping or twisting (2, 3, 5) (Bryant & Hsu 1993;
-Agrachev & Sachkov 2004).
+a Goursat distribution (2, 3, ..., n + 3) (Sørdalen 1993);
+the ball rolling on a plane without slipping or twisting (2, 3, 5) (Bryant & Hsu 1993).
 """
 
 import random

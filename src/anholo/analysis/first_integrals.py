@@ -234,11 +234,15 @@ def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int
                 break
             kind = "linear" if deg == 1 else "quadratic"
             searched.append(f"{kind} in the velocities v^alpha, coefficients in {A.description}")
-            for F in _independent(search_first_integrals(field_, deg, A), fixed, v):
+            # quadratic: not combinations of the energy and of products of the linear integrals found
+            base = fixed + ([F1 * F2 for F1, F2 in itertools.combinations_with_replacement(
+                [i.expr for i in found if i.kind in ("linear", "momentum")], 2)] if deg == 2 else [])
+            for F in _independent(search_first_integrals(field_, deg, A), base, v):
                 if size_exceeds(F, 2000) or not vanishes(field_(F)):
                     continue
                 found.append(FirstIntegral(F, nh.to_natural(F), kind))
                 fixed.append(F)
+                base.append(F)
     return FirstIntegrals(tuple(found), E, rate, momenta, tuple(searched), complete)
 
 
