@@ -343,10 +343,10 @@ def nonlinear_constrained_solution(L, q, u, constraints, point, forces=None, bet
     return sol[:n], sol[n:]
 
 
-def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, time=None):
-    """Vakonomic ``E_A(L + λ_ν φ^ν) = 0`` for nonlinear φ, by hand: with ``L̄ = L + λφ``,
+def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, time=None, forces=None):
+    """Vakonomic ``E_A(L + λ_ν φ^ν) = Q_A`` for nonlinear φ, by hand (``Q = 0`` unless ``forces``): with ``L̄ = L + λφ``,
 
-        [[∂²L̄/∂u∂u, Jᵀ], [J, 0]] [q̈; λ̇] = [∂L̄/∂q − (∂²L̄/∂u∂q)·u − ∂²L̄/∂u∂t; −(∂φ/∂q)·u − ∂φ/∂t].
+        [[∂²L̄/∂u∂u, Jᵀ], [J, 0]] [q̈; λ̇] = [∂L̄/∂q − (∂²L̄/∂u∂q)·u − ∂²L̄/∂u∂t + Q; −(∂φ/∂q)·u − ∂φ/∂t].
 
     Returns ``(q̈, λ̇)`` at ``point`` (covering q, u, λ, parameters).
     """
@@ -355,7 +355,8 @@ def nonlinear_multiplication_rule_solution(L, q, u, constraints, lam, point, tim
     Lb = L + sum(l * c for l, c in zip(lam, constraints))
     W = sp.Matrix(n, n, lambda A, B: sp.diff(Lb, u[A], u[B]))
     F = sp.Matrix([sp.diff(Lb, q[A]) - sum(sp.diff(Lb, u[A], q[B]) * u[B] for B in range(n))
-                   - (sp.diff(Lb, u[A], time) if time is not None else 0) for A in range(n)])
+                   - (sp.diff(Lb, u[A], time) if time is not None else 0)
+                   + (sp.sympify(forces[A]) if forces is not None else 0) for A in range(n)])
     J = sp.Matrix(k, n, lambda a, A: sp.diff(constraints[a], u[A]))
     rhs_c = sp.Matrix([-sum(sp.diff(c, q[C]) * u[C] for C in range(n)) - (sp.diff(c, time) if time is not None else 0)
                        for c in constraints])
@@ -400,3 +401,61 @@ def point_on_nonlinear_constraints(q, u, constraints, params, dependent, seed, l
             point[s] = sp.Float(mpmath.re(v), 30)
         return point
     raise ValueError("point_on_nonlinear_constraints: Newton's method failed")
+
+
+# ---------------------------------------------------------------------------
+# Numerical right-hand sides for scipy: the coordinate multiplier method and
+# the coordinate multiplication rule, built by hand (linear constraints)
+# ---------------------------------------------------------------------------
+
+
+def coordinate_vector_fields(L, q, u, constraints, values):
+    """Right-hand sides for ``scipy.integrate.solve_ivp`` built by hand, for constraints
+    ``φ^ν = ω^ν_A(q) u^A`` and parameter ``values`` (dict symbol -> float).
+
+    Returns ``(nonholonomic, vakonomic, multipliers)``:
+
+    * ``nonholonomic(t, [q, u])``: ``W q̈ − ωᵀλ = F``, ``ω q̈ = −(∂φ/∂q) u``
+      (``E_A(L) = λ_ν ω^ν_A``);
+    * ``vakonomic(t, [q, u, μ])``: the multiplication rule ``E_A(L + μ_ν φ^ν) = 0``,
+      i.e. ``W q̈ + ωᵀ μ̇ = F + μ_ν (∂_A ω^ν_B − ∂_B ω^ν_A) u^B``, ``ω q̈ = −(∂φ/∂q) u``;
+    * ``multipliers(q, u)``: the nonholonomic λ at a state.
+    """
+    q, u, constraints = list(q), list(u), [sp.sympify(c) for c in constraints]
+    n, k = len(q), len(constraints)
+    L = sp.sympify(L).xreplace(values)
+    constraints = [c.xreplace(values) for c in constraints]
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
+    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n)) for A in range(n)])
+    om = sp.Matrix(k, n, lambda a, A: sp.diff(constraints[a], u[A]))
+    drift = sp.Matrix([-sum(sp.diff(c, q[B]) * u[B] for B in range(n)) for c in constraints])
+    mu = sp.symbols(f"mu_oracle0:{k}")
+    curl = sp.Matrix([sum(mu[a] * (sp.diff(om[a, B], q[A]) - sp.diff(om[a, A], q[B])) * u[B]
+                          for a in range(k) for B in range(n)) for A in range(n)])
+    args = list(q) + list(u)
+    fW, fF, fom, fdr = (sp.lambdify(args, M, "numpy") for M in (W, F, om, drift))
+    fcurl = sp.lambdify(args + list(mu), curl, "numpy")
+
+    def solve(state, vak):
+        x = state[: 2 * n]
+        Wn = np.array(fW(*x), dtype=float)
+        omn = np.array(fom(*x), dtype=float).reshape(k, n)
+        rhs = np.array(fF(*x), dtype=float).reshape(-1)
+        if vak:
+            rhs = rhs + np.array(fcurl(*x, *state[2 * n:]), dtype=float).reshape(-1)
+        K = np.block([[Wn, omn.T if vak else -omn.T], [omn, np.zeros((k, k))]])
+        sol = np.linalg.solve(K, np.concatenate([rhs, np.array(fdr(*x), dtype=float).reshape(-1)]))
+        return sol[:n], sol[n:]
+
+    def nonholonomic(t, state):
+        qdd, _ = solve(state, False)
+        return np.concatenate([state[n:2 * n], qdd])
+
+    def vakonomic(t, state):
+        qdd, mudot = solve(state, True)
+        return np.concatenate([state[n:2 * n], qdd, mudot])
+
+    def multipliers(qv, uv):
+        return solve(np.concatenate([qv, uv]), False)[1]
+
+    return nonholonomic, vakonomic, multipliers

@@ -1,8 +1,10 @@
-r"""The two-wheeled carriage of seed 004 §7.2: consistent for a = 0, not for a ≠ 0.
+r"""The two-wheeled carriage: consistent for a = 0, not for a ≠ 0.
+==============================================================
 
 :math:`q = (x, y, \theta, \psi_1, \psi_2)`,
 :math:`L = \tfrac12 m(\dot x^2 + \dot y^2) + m_0 a\,\dot\theta(\dot y\cos\theta - \dot x\sin\theta)
 + \tfrac12 J\dot\theta^2 + \tfrac12 C(\dot\psi_1^2 + \dot\psi_2^2)`,
+the carriage of §7.2 of :cite:t:`CrampinMestdag2010`,
 where :math:`a` is the distance of the body's centre of mass ahead of the axle.
 Rolling without slipping confines the velocity to
 :math:`D = \mathrm{span}\{X_1, X_2\}`,
@@ -10,14 +12,14 @@ Rolling without slipping confines the velocity to
 completed by the generators of :math:`SE(2)`,
 :math:`X_3 = \partial_x`, :math:`X_4 = \partial_y`, :math:`X_5 = -y\partial_x + x\partial_y + \partial_\theta`.
 The curvature is :math:`R^a_{12} = (R^2\sin\theta/2c,\ -R^2\cos\theta/2c,\ 0)`
-(THEORY §9).  It is a Chaplygin system for :math:`SE(2)`, and the Chaplygin
+(:ref:`theory-worked-examples`).  It is a Chaplygin system for :math:`SE(2)`, and the Chaplygin
 condition :math:`p_a R^a_{\alpha\beta}v^\beta = 0` on :math:`C` is proportional
 to :math:`a\,v^\beta(v^1 - v^2)`: the section :math:`\sigma = -p` is strongly
 consistent iff :math:`a = 0`.
 
 More sections are :math:`\sigma = -p + c` with :math:`c` constants of motion
 of :math:`\Gamma_{nh}` such that :math:`(c_a - p_a)R^a_{\alpha\beta}v^\beta = 0`
-(THEORY §7).  :func:`~anholo.analysis.consistency.search_sections` looks for
+(:ref:`theory-chaplygin`).  :func:`~anholo.analysis.consistency.search_sections` looks for
 them with :math:`c_a` linear in :math:`v^1, v^2` with coefficients in
 :math:`\{1, \cos\theta, \sin\theta\}`, and finds them for :math:`a = 0` and
 for one special value (:doc:`../consistency`)
@@ -41,22 +43,19 @@ two motions are one (and the wheels turn at constant speeds), for
 vakonomic motion is the nonholonomic one again.
 """
 
-import sys
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
+import sympy as sp
 
-import matplotlib
+from anholo import plotting
+from anholo.analysis.consistency import Section, polynomial_ansatz, search_sections, strong_consistency
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
-
-from anholo import plotting  # noqa: E402
-from anholo.analysis.consistency import Section, polynomial_ansatz, search_sections, strong_consistency  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+# %%
+# The curvature of the carriage, and the consistency analysis with :math:`a`
+# symbolic (the other parameters at the file's values): the verdict on
+# :math:`\sigma = -p` and the search for sections :math:`-p + c`.
 
 carriage = System.load("two_wheeled_carriage")
 print("curvature R^k_12 (0-based keys):", carriage.nonholonomic().curvature())
@@ -80,6 +79,10 @@ print(f"special a found: {special};  formula: a_* = {formula:.6f}")
 family = next(f for f in search.families if f.conditions and float(f.conditions[0].rhs) == a_star)
 plus_c = [e.xreplace(dict.fromkeys(family.free_constants, 0)) for e in family.section.values]
 print("sigma = -p + c at a = a_* (free constants 0):", [sp.nsimplify(e) for e in plus_c])
+
+# %%
+# Both dynamics from one state, for :math:`a = 0`, :math:`a = 0.5` and
+# :math:`a = a_*`, with the multipliers started on a section:
 
 # Initial state: wheel rates (psi1_dot, psi2_dot) = (1.0, 1.5); the rest from the rolling conditions.
 x0, y0, th0, w1, w2 = 0.2, 0.1, 0.1, 1.0, 1.5
@@ -107,13 +110,18 @@ for a_value, label, sigma in [(0.0, "sigma = -p", minus_p.values), (0.5, "sigma 
     print(f"a = {a_value:.4f}, {label}: max |q_nh - q_vak| = {runs[(a_value, label)][2].max():.2e};  "
           f"variation of the wheel rates = {wheel_rates:.1e}")
 
+# %%
+# The paths of the axle midpoint:
+
 fig, axes = plt.subplots(2, 2, figsize=(10, 9), constrained_layout=True)
 for ax, (a_value, label) in zip(axes.flat, runs):
     nh_run, vak_run, _ = runs[(a_value, label)]
     plotting.plot_phase_portrait([nh_run, vak_run], "x", "y", ["nonholonomic", f"vakonomic, {label}"], ax=ax)
     ax.set_title(f"a = {a_value:.4g}")
     ax.set_aspect("equal", adjustable="datalim")
-plotting.save_figure(fig, OUT / "carriage_1_paths.png")
+
+# %%
+# The distance between the motions, on a log scale:
 
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 for (a_value, label), (nh_run, _, gap) in runs.items():
@@ -122,4 +130,5 @@ ax.set_xlabel("t")
 ax.set_ylabel("max |q_nh - q_vak|")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, which="both", alpha=0.3)
-plotting.save_figure(fig, OUT / "carriage_2_gap.png")
+
+plt.show()

@@ -1,7 +1,8 @@
 r"""A non-homogeneous constraint: the Chetaev motion does not conserve the energy.
+==============================================================================
 
 A unit particle under gravity with the nonlinear constraint
-:math:`\varphi = \dot z - \dot x^2 - \dot y = 0` (THEORY §8; seed 000 §4).
+:math:`\varphi = \dot z - \dot x^2 - \dot y = 0` (§4 of :cite:t:`Talamucci2025`; :ref:`theory-chetaev`).
 Chetaev's rule takes the virtual displacements with
 :math:`\partial\varphi/\partial\dot q\cdot\delta q = 0`, i.e.
 :math:`-2\dot x\,\delta x - \delta y + \delta z = 0`, and gives
@@ -30,22 +31,18 @@ stays below :math:`10^{-9}`), not by construction as for the nonholonomic
 field.
 """
 
-import sys
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
+import sympy as sp
 
-import matplotlib
+from anholo import plotting
+from anholo.analysis.diagnostics import alpha_bar_minus_alpha, energy_balance
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
-
-from anholo import plotting  # noqa: E402
-from anholo.analysis.diagnostics import alpha_bar_minus_alpha, energy_balance  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+# %%
+# The Chetaev field of the bundled ``nonhomogeneous_counterexample`` and its
+# energy balance:
 
 system = System.load("nonhomogeneous_counterexample")
 chetaev = system.chetaev()
@@ -54,6 +51,9 @@ balance = energy_balance(field)
 print("alpha_bar - alpha =", alpha_bar_minus_alpha(chetaev.constraints)[0])
 print("lambda =", field.natural_multipliers()[0])
 print("dE/dt =", sp.factor(balance.energy_rate), "  energy conserved:", balance.conserved)
+
+# %%
+# A motion, with the energy and the predicted conserved quantity along it:
 
 q0, qdot0 = [0.1, -0.2, 0.3], [0.7, -0.4, 0.7**2 - 0.4]      # z_dot = x_dot^2 + y_dot
 motion = simulate(compile_system(from_system(system, "chetaev")), 1.5, q0, qdot0, points=151)
@@ -66,6 +66,9 @@ residual = np.abs(motion.constraint_residuals()).max()
 print(f"E(1.5) - E(0) = {energy_change:.4f};  max |(E - x_dot^2/4)(t) - (E - x_dot^2/4)(0)| = {predicted_drift:.1e}")
 print(f"max |phi| = {residual:.1e}")
 
+# %%
+# The energy falls by what :math:`\dot x^2/4` loses:
+
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 ax.plot(motion.t, E - E[0], label="E(t) - E(0)")
 ax.plot(motion.t, predicted - predicted[0], "--", label="(E - x_dot^2/4)(t) - (E - x_dot^2/4)(0)")
@@ -73,5 +76,10 @@ ax.set_xlabel("t")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, alpha=0.3)
 ax.set_title("Chetaev motion with z_dot = x_dot^2 + y_dot")
-plotting.save_figure(fig, OUT / "chetaev_1_energy.png")
-plotting.save_figure(plotting.plot_drift(motion), OUT / "chetaev_2_drift.png")
+
+# %%
+# Energy and constraint residual along the motion:
+
+plotting.plot_drift(motion)
+
+plt.show()

@@ -1,7 +1,9 @@
 r"""The nonholonomic particle: nonholonomic and vakonomic motions separate.
+=======================================================================
 
 A unit particle in :math:`\mathbb R^3`, :math:`L = \tfrac12(\dot x^2 + \dot y^2 + \dot z^2)`,
-with the constraint :math:`\dot z = y\,\dot x` (seed 004 §7; THEORY §9).  In the
+with the constraint :math:`\dot z = y\,\dot x` (§7 of :cite:t:`CrampinMestdag2010`;
+:ref:`theory-worked-examples`).  In the
 frame adapted to :math:`D`, :math:`X_1 = \partial_x + y\,\partial_z`,
 :math:`X_2 = \partial_y`, :math:`X_3 = \partial_z`, the object of anholonomity is
 :math:`R^3_{12} = -1`: :math:`D` is not integrable.  The nonholonomic field is
@@ -11,7 +13,7 @@ frame adapted to :math:`D`, :math:`X_1 = \partial_x + y\,\partial_z`,
    \dot v^1 = -\frac{y\,v^1 v^2}{1 + y^2}, \qquad \dot v^2 = 0,
    \qquad \mu = \frac{v^1 v^2}{1 + y^2}.
 
-The system is weakly consistent with :math:`\sigma = 0` (always, Thm. 2) but
+The system is weakly consistent with :math:`\sigma = 0` (always, Thm. 2 of :cite:t:`CrampinMestdag2010`) but
 not strongly: :math:`\sigma = 0` fails because :math:`\mu \ne 0`, and the
 Chaplygin section :math:`\sigma = -p_3 = -y v^1` fails because
 :math:`\sigma_a R^a_{12} v^2 = y v^1 v^2 \neq 0`.  So the vakonomic motion
@@ -23,9 +25,7 @@ constraint exactly (the state is a point of :math:`C`), and the vakonomic motion
 conserves the energy :math:`E_L` up to the integration tolerance (last figure).
 """
 
-import sys
-from pathlib import Path
-
+import matplotlib.pyplot as plt
 import numpy as np
 
 from anholo import plotting
@@ -33,7 +33,9 @@ from anholo.analysis.consistency import Section, strong_consistency, weak_consis
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+# %%
+# The system file ``nonholonomic_particle`` gives the frame adapted to :math:`D`;
+# the curvature, :math:`\Gamma_{nh}`, its multiplier and the three verdicts:
 
 particle = System.load("nonholonomic_particle")
 nh = particle.nonholonomic()
@@ -47,6 +49,10 @@ verdicts = [weak_consistency(nh, zero_section(nh)), strong_consistency(nh, zero_
 for verdict in verdicts:
     print(verdict)
 
+# %%
+# Both dynamics from the same state; the vakonomic multiplier starts on the
+# natural section, :math:`\lambda(0) = -p_3(0)`:
+
 q0, qdot0 = [0.0, 0.5, 0.0], [1.0, 0.5, 0.5]      # z_dot = y x_dot holds
 lambda0 = [-qdot0[2]]                              # lambda(0) = -p_3 = -z_dot(0) for z_dot - y x_dot
 T = 10.0
@@ -58,11 +64,21 @@ residual = max(np.abs(nonholonomic.constraint_residuals()).max(), np.abs(vakonom
 print(f"max |q_nh - q_vak| at t = 1: {separation[20]:.3g}, at t = {T:g}: {separation[-1]:.3g}")
 print(f"largest constraint residual of the two motions: {residual:.1e}")
 
+# %%
+# The coordinates along the two motions:
+
 fig = plotting.plot_comparison([nonholonomic, vakonomic], ["nonholonomic", "vakonomic"], ["x", "y", "z"])
 fig.axes[0].set_title("Nonholonomic particle: the same initial state, two dynamics")
-plotting.save_figure(fig, OUT / "particle_1_trajectories.png")
+
+# %%
+# The paths in the :math:`(x, y)`-plane:
+
 fig = plotting.plot_phase_portrait([nonholonomic, vakonomic], "x", "y", ["nonholonomic", "vakonomic"])
-plotting.save_figure(fig, OUT / "particle_2_xy.png")
+
+# %%
+# Energy and constraint along the vakonomic motion:
+
 fig = plotting.plot_drift(vakonomic)
 fig.axes[0].set_title("vakonomic motion: energy and constraint")
-plotting.save_figure(fig, OUT / "particle_3_drift.png")
+
+plt.show()

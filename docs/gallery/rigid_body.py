@@ -1,4 +1,5 @@
 r"""The free rigid body: Euler's equations from Hamel's, energy and Casimir along a motion.
+=======================================================================================
 
 In ZXZ Euler angles :math:`(\varphi, \theta, \psi)` with the body angular
 velocities :math:`\Omega^i` as quasi-velocities (the frame dual to the body
@@ -6,7 +7,7 @@ angular-velocity one-forms), the structure functions are
 :math:`R^k_{ij} = \varepsilon_{ijk}` (:math:`[X_1, X_2] = X_3`, cyclic) and
 Hamel's equations :math:`\tfrac{d}{dt} p_i - X_i(L) + R^k_{ij} v^j p_k = 0`
 with :math:`L = \tfrac12 \sum_i I_i (\Omega^i)^2` are Euler's equations
-(THEORY §3),
+(:ref:`theory-hamel`),
 
 .. math::
 
@@ -25,24 +26,23 @@ chart is singular (:math:`\sin\theta = 0`).
 """
 
 import math
-import sys
-from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from anholo import plotting
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
-from anholo import plotting  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+# %%
+# The structure functions of the body frame and Hamel's equations:
 
 body = System.load("rigid_body")
 print(body.frame.nonzero_structure())
 print(body.lagrangian.hamel())
+
+# %%
+# A motion close to a rotation about the intermediate axis:
 
 el = compile_system(from_system(body, "euler-lagrange"))
 
@@ -64,6 +64,9 @@ print(f"Omega2 changes sign {flips} times in t <= {T:g}")
 print(f"max relative drift: energy {energy_drift.max():.1e}, Casimir {casimir_drift.max():.1e}")
 print(f"sin(theta) stays >= {np.sin(motion.q[1]).min():.2f}")
 
+# %%
+# The body angular velocities: :math:`\Omega^2` changes sign at each flip.
+
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 for i in range(3):
     ax.plot(motion.t, omega[i], label=f"Omega{i + 1}")
@@ -71,10 +74,13 @@ ax.set_xlabel("t")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, alpha=0.3)
 ax.set_title("body angular velocities (Euler's equations)")
-plotting.save_figure(fig, OUT / "rigid_body_1_omega.png")
+
+# %%
+# The relative drift of the energy and of the Casimir:
 
 fig = plotting.plot_drift(motion)
 fig.axes[0].semilogy(motion.t, np.maximum(casimir_drift, 1e-17), label="relative Casimir drift")
 fig.axes[0].legend(loc="best", fontsize="small")
 fig.axes[0].set_title("conserved quantities")
-plotting.save_figure(fig, OUT / "rigid_body_2_drift.png")
+
+plt.show()

@@ -1,10 +1,11 @@
 r"""The sphere on a turntable, with the correct sign: the centre circles at the rate μ.
+===================================================================================
 
 A homogeneous sphere (radius :math:`a`, radius of gyration :math:`k`) rolls
 without slipping on a table turning at the rate :math:`\Omega`.  The rolling
 conditions are *affine* in the velocities,
 :math:`\dot x - a\,\omega_y + \Omega y = 0`, :math:`\dot y + a\,\omega_x - \Omega x = 0`,
-and the Lagrange–d'Alembert dynamics of the centre is (THEORY §10)
+and the Lagrange–d'Alembert dynamics of the centre is (:ref:`theory-errata`)
 
 .. math::
 
@@ -13,7 +14,7 @@ and the Lagrange–d'Alembert dynamics of the centre is (THEORY §10)
 
 the velocity of the centre turns at the constant rate :math:`\mu`, in the
 sense of the table, and the centre moves on a circle of radius
-:math:`|\dot{\mathbf x}|/\mu`.  Seed 002 prints (2.17) with the opposite sign,
+:math:`|\dot{\mathbf x}|/\mu`.  :cite:t:`Deressa` prints it (eq. (2.17)) with the opposite sign,
 which would make the centre circle against the table.  The script derives
 :math:`\Gamma_{nh}` from the bundled ``sphere_on_turntable`` (:math:`a = 1`,
 :math:`k = 0.6`, :math:`\Omega = 1`, so :math:`\mu = 0.36/1.36`), integrates it,
@@ -22,26 +23,25 @@ and, dashed, the circle the printed sign would give.
 """
 
 import math
-import sys
-from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import sympy as sp
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
+from anholo import plotting
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
-from anholo import plotting  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+# %%
+# The natural accelerations of the centre, from :math:`\Gamma_{nh}`:
 
 system = System.load("sphere_on_turntable")
 x, y = system.chart.coordinates[:2]
 acc = system.nonholonomic().field().natural_accelerations()
 print("x_ddot =", sp.simplify(acc[x]), "   y_ddot =", sp.simplify(acc[y]))
+
+# %%
+# One full turn of the centre's velocity, from a state on :math:`C`:
 
 a, k, Omega = 1.0, 0.6, 1.0                                   # the file's [values]
 mu = k**2 * Omega / (a**2 + k**2)
@@ -62,6 +62,8 @@ heading_error = np.abs(heading - heading[0] - mu * motion.t).max()
 print(f"mu = {mu:.10f}; fitted turning rate of the centre's velocity = {rate:.10f}")
 print(f"max |heading(t) - heading(0) - mu t| = {heading_error:.1e};  sin(theta) >= {np.sin(motion.q[3]).min():.2f}")
 
+# %%
+# The computed path against the closed-form circles with the two signs:
 
 def circle(sign):
     """The centre under x_ddot = -s mu y_dot, y_ddot = s mu x_dot from the same state (closed form)."""
@@ -80,10 +82,11 @@ fig = plotting.plot_phase_portrait([motion], "x", "y", ["computed (Gamma_nh)"])
 ax = fig.axes[0]
 ax.plot(closed_x, closed_y, ":", color="k", lw=2, label="x_ddot = -mu y_dot, y_ddot = mu x_dot")
 wrong_x, wrong_y = circle(-1)
-ax.plot(wrong_x, wrong_y, "--", color="tab:red", lw=1, label="sign of seed 002 (2.17)")
+ax.plot(wrong_x, wrong_y, "--", color="tab:red", lw=1, label="sign of Deressa, eq. (2.17)")
 ax.annotate("", xy=(motion.q[0, 12], motion.q[1, 12]), xytext=(x0, y0),
             arrowprops={"arrowstyle": "->", "color": "tab:blue"})
 ax.set_aspect("equal")
 ax.legend(loc="best", fontsize="small")
 ax.set_title("centre of the sphere, table turning counterclockwise")
-plotting.save_figure(fig, OUT / "sphere_centre.png")
+
+plt.show()

@@ -11,6 +11,7 @@ from .errors import (
     DimensionError,
     FrameNotAdaptedError,
     IrregularLagrangianError,
+    MechanicsModelError,
     NonlinearConstraintError,
     SingularFrameError,
     SystemFileError,
@@ -35,6 +36,7 @@ from .constraints import KinematicConstraints, LinearConstraints
 from .dynamics import (
     CartanSolution,
     DynamicsComparison,
+    Forces,
     HamelEquations,
     Lagrangian,
     NonholonomicField,
@@ -46,6 +48,8 @@ from .dynamics import (
     solve_cartan_equation,
 )
 
+from .io.mechanics import MechanicsModel, from_mechanics
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "FrameNotAdaptedError",
     "DimensionError",
     "IrregularLagrangianError",
+    "MechanicsModelError",
     "NonlinearConstraintError",
     "SingularFrameError",
     "SystemFileError",
@@ -85,4 +90,7 @@ __all__ = [
     "VakonomicSystem",
     "VakonomicField",
     "SectionField",
+    "Forces",
+    "MechanicsModel",
+    "from_mechanics",
 ]

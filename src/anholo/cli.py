@@ -104,7 +104,28 @@ def _add_simulate_parser(sub) -> None:
                      help="write t, coordinates, <coordinate>_dot (and lambda1... for vakonomic runs)")
     sim.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
+    sim.add_argument("--input", dest="inputs", action="append", default=[], type=_parse_assignment,
+                     metavar="NAME=EXPR", help="a control input of the file (inputs = [...]) as an expression in "
+                     "the time t and the coordinates, e.g. --input tau=0.2*sin(t) (repeatable)")
     sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def _input_functions(assignments, compiled) -> dict:
+    """``--input NAME=EXPR``: callables ``u(t, state)`` of the time ``t`` and the coordinates (the state's head)."""
+    import sympy as sp
+
+    from .io.expressions import parse_expression
+
+    t = sp.Symbol("t", real=True)
+    coords = [sp.Symbol(c, real=True) for c in compiled.coordinate_names]
+    names = {"t": t, **{c.name: c for c in coords}}
+    out = {}
+    for name, text in assignments:
+        expr = parse_expression(text, names, where=f"--input {name}")
+        f = sp.lambdify([t] + coords, expr, "math")
+        n = len(coords)
+        out[name] = lambda tt, y, f=f, n=n: f(tt, *y[:n])
+    return out
 
 
 def _join_negative_values(argv):
@@ -166,10 +187,12 @@ def _cmd_simulate(args, out) -> int:
     dependent = None
     if args.dependent:
         dependent = [d.strip() for d in args.dependent.split(",") if d.strip()]
-        unknown = [d for d in dependent if d not in names]
+        quasi = [v.name for v in system.bundle.quasi_velocities]
+        unknown = [d for d in dependent if d not in names and d not in quasi]
         if unknown:
-            raise SimulationError(f"--dependent: {', '.join(unknown)} not coordinates; use some of {', '.join(names)}.")
-        dependent = [names.index(d) for d in dependent]
+            raise SimulationError(f"--dependent: {', '.join(unknown)} not coordinates or quasi-velocities; use some "
+                                  f"of {', '.join(dict.fromkeys(names + quasi))}.")
+        dependent = [quasi.index(d) if d in quasi else names.index(d) for d in dependent]
     q0 = _numbers(args.q0, "--q0", len(names), names)
     qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
     t0 = time.perf_counter()
@@ -181,7 +204,8 @@ def _cmd_simulate(args, out) -> int:
     if args.lambda0 is not None:
         lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
     traj = simulate(compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric, method=args.method,
-                    rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet)
+                    rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
+                    inputs=_input_functions(args.inputs, compiled))
     say(f"integrated t in [0, {args.t_end:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
     if args.csv:
         try:
@@ -206,6 +230,9 @@ def _cmd_simulate(args, out) -> int:
     print(f"  max relative energy drift: {drift.max():.3g}", file=out)
     if res.size:
         print(f"  max |constraint residual|: {abs(res).max():.3g}", file=out)
+    hol = traj.holonomic_residuals()
+    if hol.size:
+        print(f"  max |holonomic residual|: {abs(hol).max():.3g}", file=out)
     return 0
 
 

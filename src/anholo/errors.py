@@ -20,6 +20,7 @@ __all__ = [
     "SystemFileError",
     "UnknownSymbolError",
     "UnknownExampleError",
+    "MechanicsModelError",
     "SectionError",
     "SymmetryError",
     "NonFreeActionError",
@@ -27,12 +28,15 @@ __all__ = [
     "NonInvariantLagrangianError",
     "NonInvariantDistributionError",
     "NotPrincipalConnectionError",
+    "ReductionError",
     "SimulationError",
     "MissingParameterError",
     "InitialStateError",
     "IntegrationError",
     "PlotError",
     "ReportError",
+    "InputError",
+    "HolonomicConstraintError",
 ]
 
 
@@ -91,6 +95,13 @@ class UnknownSymbolError(SystemFileError):
 
 class UnknownExampleError(AnholoError):
     """A name is neither an existing file nor a bundled example."""
+
+
+class MechanicsModelError(AnholoError):
+    """A sympy.physics.mechanics model that cannot be turned into an anholo system as given
+    (a speed without kinematic equation, an angular velocity that is not the derivative of its
+    frame's orientation, a time-dependent model, constraints that leave the wrong number of
+    degrees of freedom)."""
 
 
 class SimulationError(AnholoError):
@@ -154,3 +165,16 @@ class PlotError(AnholoError):
 class ReportError(AnholoError):
     """A report cannot be made as asked (an unknown section name), or a block of it does not
     apply to the system (e.g. consistency for affine constraints)."""
+
+
+class InputError(AnholoError):
+    """Forces or control inputs that cannot be used as given: a force list of the wrong length, an
+    input that is also a parameter, dynamics that are not affine in the inputs, a missing input callable."""
+
+
+class HolonomicConstraintError(ConstraintError):
+    """A holonomic constraint ``f(q, t) = 0`` that cannot be used: it depends on velocities, is
+    dependent on the others, or its surface cannot be reached from the given initial data."""
+class ReductionError(SymmetryError):
+    """A Chaplygin system cannot be reduced as asked: no shape coordinates, a quantity that does not
+    descend to the shape space, or a reducing-multiplier test outside its hypotheses."""

@@ -15,6 +15,7 @@ from .analysis.chaplygin import ChaplyginSystem
 from .constraints.kinematic import KinematicConstraints
 from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
+from .dynamics.forces import Forces
 from .dynamics.lagrangian import Lagrangian
 from .dynamics.nonholonomic import NonholonomicSystem
 from .examples import resolve_system
@@ -46,6 +47,12 @@ class System:
         Constraint expressions in (q, q_dot) as written, each = 0.
     values : dict
         Default numerical values of parameters.
+    forces : Forces or None
+        The file's ``forces``, ``frame_forces``, ``dissipation`` and ``inputs``
+        (:class:`~anholo.dynamics.forces.Forces`), None without any.
+    holonomic : tuple
+        Holonomic constraints ``f(q, t) = 0`` as written; their time derivatives
+        ``∂f/∂q^A q̇^A + ∂f/∂t`` are appended to ``constraints``.
     """
 
     name: str
@@ -57,6 +64,8 @@ class System:
     values: dict = None
     time: sp.Symbol = None
     symmetry: dict = None
+    forces: Forces = None
+    holonomic: tuple = ()
 
     @classmethod
     def from_spec(cls, spec) -> "System":
@@ -70,18 +79,42 @@ class System:
             names = [f"{prefix}{i + 1}" for i in range(n)]
             if not taken & (set(names) | {f"{x}_dot" for x in names}):
                 break
+        if getattr(spec, "quasi_velocities", None):
+            names = list(spec.quasi_velocities)
         bundle = TangentBundle(frame, quasi_velocities=names)
+        time = getattr(spec, "time", None)
+        holonomic = tuple(getattr(spec, "holonomic", ()))
+        natural = _natural_in(bundle)
         return cls(
             name=spec.name,
             chart=chart,
             frame=frame,
             bundle=bundle,
             lagrangian=Lagrangian(bundle, spec.lagrangian),
-            constraints=tuple(spec.constraints),
+            constraints=tuple(natural(c) for c in spec.constraints) + differentiated(chart, holonomic, time),
             values=dict(spec.values),
-            time=getattr(spec, "time", None),
+            time=time,
             symmetry=getattr(spec, "symmetry", None),
+            forces=_forces_of(spec, chart, bundle, time, natural),
+            holonomic=holonomic,
         )
+
+    @property
+    def inputs(self) -> tuple:
+        """The control inputs declared by the file (``inputs = [...]``)."""
+        return self.forces.inputs if self.forces is not None else ()
+
+    @property
+    def lagrangian_time(self):
+        """The time symbol if the Lagrangian or the forces depend on it, else None."""
+        if self.time is None:
+            return None
+        exprs = [self.lagrangian.expr] + (list(self.forces.total) if self.forces is not None else [])
+        return self.time if any(self.time in sp.sympify(e).free_symbols for e in exprs) else None
+
+    def euler_lagrange_field(self):
+        """The Euler–Lagrange field of L with the file's forces and time dependence (docs/forces.rst)."""
+        return self.lagrangian.euler_lagrange_field(forces=self.forces, time=self.lagrangian_time)
 
     def chaplygin(self):
         """The Chaplygin system (docs/chaplygin.rst) of the file's ``[symmetry]`` table, or None without one
@@ -130,7 +163,8 @@ class System:
     def chetaev(self):
         """The Chetaev problem (docs/chetaev.rst): L with the file's constraints and Chetaev displacements,
         in the file's frame (:class:`~anholo.dynamics.chetaev.ChetaevSystem`)."""
-        return ChetaevSystem(self.lagrangian, self.kinematic_constraints())
+        forces = self.forces.total if self.forces is not None else None
+        return ChetaevSystem(self.lagrangian, self.kinematic_constraints(), forces=forces)
 
     def nonholonomic(self, dependent=None):
         """The Lagrange–d'Alembert problem (docs/nonholonomic.rst): L with the file's constraints.
@@ -138,7 +172,8 @@ class System:
         The file's frame is used if it is adapted to the constraints; otherwise an
         adapted frame is built on it (see :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem`).
         """
-        return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent)
+        return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent,
+                                  forces=self.forces, time=self.lagrangian_time)
 
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
@@ -147,3 +182,43 @@ class System:
         if assignments:
             spec = spec.substitute(assignments)
         return cls.from_spec(spec)
+
+
+def differentiated(chart: Chart, holonomic, time=None) -> tuple:
+    """``df/dt = ∂f/∂q^A q̇^A + ∂f/∂t`` of holonomic constraints ``f(q, t) = 0``: the kinematic
+    constraints that define their tangent distribution D (docs/forces.rst)."""
+    out = []
+    for f in holonomic:
+        f = sp.sympify(f)
+        df = sp.Add(*[f.diff(q) * u for q, u in zip(chart.coordinates, chart.velocities)])
+        if time is not None:
+            df += f.diff(time)
+        out.append(df)
+    return tuple(out)
+
+
+def _natural_in(bundle):
+    """Expressions in the file's quasi-velocity names rewritten in ``q_dot`` (``v^i = θ^i_A q̇^A``)."""
+    v = set(bundle.quasi_velocities)
+
+    def natural(e):
+        e = sp.sympify(e)
+        return bundle.to_natural(e) if e.free_symbols & v else e
+
+    return natural
+
+
+def _forces_of(spec, chart, bundle, time, natural=lambda e: e):
+    """The :class:`Forces` of a spec's ``forces``, ``frame_forces``, ``dissipation`` and ``inputs`` (or None)."""
+    Q, FF = getattr(spec, "forces", None), getattr(spec, "frame_forces", None)
+    R, inputs = getattr(spec, "dissipation", None), tuple(getattr(spec, "inputs", ()))
+    if Q is None and FF is None and R is None and not inputs:
+        return None
+    total = [natural(e) for e in Q] if Q is not None else [sp.S.Zero] * chart.dim
+    FF = None if FF is None else [natural(e) for e in FF]
+    R = None if R is None else natural(R)
+    if FF is not None:
+        th = bundle.frame.coframe
+        for A in range(chart.dim):
+            total[A] += sp.Add(*[th[i, A] * FF[i] for i in range(chart.dim) if th[i, A] != 0])
+    return Forces(chart, tuple(total), dissipation=R if R is not None else 0, inputs=inputs, time=time)

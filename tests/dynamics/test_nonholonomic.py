@@ -44,6 +44,7 @@ from anholo.system import System
 
 CONSTRAINED = [name for name in example_names() if resolve_system(name).constraints
                and resolve_system(name).time is None  # time-dependent ones: tests/test_time_dependent.py
+               and not resolve_system(name).has_loads  # forces: tests/dynamics/test_forces.py
                and System.load(name).kinematic_constraints().is_linear]  # nonlinear ones: test_chetaev.py
 SEED004_A = [["R*cos(r2)", "R*sin(r2)"], ["tan(r2)"], ["r2"], ["r2^2", "sin(r2)", "c*exp(r2/2)"]]
 

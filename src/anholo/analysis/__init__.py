@@ -7,6 +7,15 @@ docs/chetaev.rst, docs/invariants.rst)."""
 from .chaplygin import ChaplyginSystem, ChaplyginVerdict, MomentumSection, MomentumSectionSearch
 from .first_integrals import FirstIntegrals, momentum_equations
 from .invariant_measure import InvariantDensity, divergence, is_invariant_density, search_invariant_density
+from .chaplygin_symmetry import (
+    EquivarianceCheck,
+    FieldInvarianceCheck,
+    VakonomicMomentumCheck,
+    field_invariance,
+    momentum_equivariance,
+    multiplier_equivariance,
+    vakonomic_momenta,
+)
 from .consistency import (
     ConsistencyReport,
     ConsistencyVerdict,
@@ -16,8 +25,8 @@ from .consistency import (
 )
 from .section_search import Ansatz, SectionFamily, SectionSearch, polynomial_ansatz, search_sections
 from .sections import Section, zero_section
-from .trajectory_consistency import PfaffianConstraint
-from .variational import VariationalCheck, variational_check, variational_lagrangian
+from .trajectory_consistency import PfaffianConstraint, PfaffianConstraints, TrajectoryVerdict
+from .variational import ConverseCheck, VariationalCheck, converse_check, variational_check, variational_lagrangian
 
 __all__ = [
     "Section",
@@ -30,6 +39,8 @@ __all__ = [
     "variational_lagrangian",
     "VariationalCheck",
     "variational_check",
+    "ConverseCheck",
+    "converse_check",
     "Ansatz",
     "polynomial_ansatz",
     "SectionFamily",
@@ -46,4 +57,13 @@ __all__ = [
     "search_invariant_density",
     "FirstIntegrals",
     "momentum_equations",
+    "PfaffianConstraints",
+    "TrajectoryVerdict",
+    "EquivarianceCheck",
+    "FieldInvarianceCheck",
+    "VakonomicMomentumCheck",
+    "momentum_equivariance",
+    "multiplier_equivariance",
+    "field_invariance",
+    "vakonomic_momenta",
 ]

@@ -62,6 +62,7 @@ from ..algebra.coefficients import drop_nonzero_factors, parameter_equations, un
 from ..algebra.elimination import solve_in_blocks
 from ..constraints.linear import LinearConstraints
 from ..errors import (
+    IrregularLagrangianError,
     DimensionError,
     NonInvariantDistributionError,
     NonInvariantLagrangianError,
@@ -72,6 +73,8 @@ from ..geometry.frame import Frame
 from ..geometry.lie_group import LieGroupAction
 from ..dynamics.lagrangian import Lagrangian, constrained_problem
 from ..dynamics.nonholonomic import NonholonomicSystem
+from .chaplygin_symmetry import field_invariance, momentum_equivariance, multiplier_equivariance, vakonomic_momenta
+from .reduction import ChaplyginReduction
 
 __all__ = [
     "ChaplyginSystem",
@@ -136,13 +139,14 @@ class VariationalLagrangianCheck:
         ``∂²L̂/∂v^α∂v^a = 0`` on C.
     regular_D, regular_g : bool
         L regular w.r.t. D (``g_αβ|_C``) and w.r.t. 𝔤 (``g_ab|_C``).
-    accelerations_on_C : tuple
-        ``Γ̂^i`` of the Euler–Lagrange field of L̂ on C (n entries).
-    tangent_to_C : bool
+    accelerations_on_C : tuple or None
+        ``Γ̂^i`` of the Euler–Lagrange field of L̂ on C (n entries); None if L̂ is singular
+        (then the three entries below are None too: Prop. 6 does not apply).
+    tangent_to_C : bool or None
         ``Γ̂^a = 0`` on C.
-    difference : tuple
+    difference : tuple or None
         ``Γ̂^α − Γ_nh^α`` on C.
-    equals_nonholonomic : bool
+    equals_nonholonomic : bool or None
         Prop. 6: the field on C is Γ_nh (iff the Chaplygin condition holds).
     """
 
@@ -525,7 +529,11 @@ class ChaplyginSystem:
         regular_D = generic_rank(H[:m, :m]) == m
         gab = nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]
         regular_g = generic_rank(gab) == n - m
-        field = Lhat.euler_lagrange_field()
+        try:
+            field = Lhat.euler_lagrange_field()
+        except IrregularLagrangianError:  # L̂ singular (L not regular w.r.t. 𝔤): Prop. 6 does not apply
+            return VariationalLagrangianCheck(Lhat, inv, sp.ImmutableMatrix(H), mixed, regular_D, regular_g,
+                                              None, None, None, None)
         acc = tuple(reduce_if_cheap(nh.restrict(a), 400) for a in field.accelerations)
         tangent = all(vanishes(a) for a in acc[m:])
         gamma_nh = nh.field().accelerations
@@ -678,6 +686,17 @@ class ChaplyginSystem:
                  and not any(a.has(q) for a in trig_args)]
         funcs = base + [q * b for q in moved for b in base]
         return tuple(f * v for f in funcs for v in self.nonholonomic.free_velocities)
+
+    # --- symmetry and reduction (docs/reduction.rst) ------------------------------------------------
+    def symmetry_checks(self) -> tuple:
+        """``(momentum_equivariance, multiplier_equivariance, field_invariance, vakonomic_momenta)`` of
+        :mod:`anholo.analysis.chaplygin_symmetry` for this system."""
+        return (momentum_equivariance(self), multiplier_equivariance(self), field_invariance(self),
+                vakonomic_momenta(self))
+
+    def reduction(self) -> ChaplyginReduction:
+        """The reduced equations on the shape space (:class:`~anholo.analysis.reduction.ChaplyginReduction`)."""
+        return ChaplyginReduction(self)
 
     def __str__(self):
         return f"Chaplygin system: {self.nonholonomic}; {self.action}"

@@ -181,8 +181,10 @@ class ChaplyginSummary(ReportBlock):
         c = self.check
         return ("Variational Lagrangian L^ = L - p_a v^a (Props. 5-6): "
                 f"invariant {c.invariant}, Hessian block-diagonal on C {c.mixed_block_vanishes}, "
-                f"regular w.r.t. D {c.regular_D} and g {c.regular_g}, EL field tangent to C {c.tangent_to_C}, "
-                f"equal to Gamma_nh on C {c.equals_nonholonomic}")
+                f"regular w.r.t. D {c.regular_D} and g {c.regular_g}, "
+                + (f"EL field tangent to C {c.tangent_to_C}, equal to Gamma_nh on C {c.equals_nonholonomic}"
+                   if c.accelerations_on_C is not None else
+                   "L^ is singular, so its Euler-Lagrange field is not unique (Prop. 6 does not apply)"))
 
     def _search_lines(self) -> list:
         if self.search is None:

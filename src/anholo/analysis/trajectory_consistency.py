@@ -1,49 +1,65 @@
-"""Consistency along one motion: one linear constraint ``a·u = 0`` on R^N (docs/consistency.rst, Cronström & Raita (2009) as corrected in §10).
+"""Consistency along one motion: linear constraints ``ω^a_A(q) u^A = 0`` on R^N (docs/consistency.rst).
 
-For a Lagrangian L and one constraint ``φ = a_A(q) u^A = 0``, write
+The end of §5 of Crampin & Mestdag (2010) and Cronström & Raita (2009) (as corrected in
+docs/theory.rst): a nonholonomic motion is vakonomic iff a *multiplier curve* exists
+along it.  For a Lagrangian L and k constraints ``ω^a(u) = 0`` (the one model of linear
+constraints, :class:`~anholo.constraints.linear.LinearConstraints`), write
 ``E_A(L) = d/dt ∂L/∂u^A − ∂L/∂q^A`` and
 
-    M_AB = ∂_B a_A − ∂_A a_B        (so that ``da(u, w) = −u^A M_AB w^B``).
+    (M^a)_AB = ∂_B ω^a_A − ∂_A ω^a_B        (so that ``dω^a(u, w) = −u^A (M^a)_AB w^B``).
 
-* Nonholonomic motions: ``E_A(L) = λ a_A``, ``a·u = 0``.
-* Vakonomic motions (multiplication rule ``L + μ a·u``):
-  ``E_A(L) = −μ̇ a_A − μ (M u)_A``.
+* Nonholonomic motions: ``E_A(L) = λ_a ω^a_A``, ``ω(u) = 0``.
+* Vakonomic motions (multiplication rule ``L + μ_a ω^a(u)``):
+  ``E_A(L) = −μ̇_a ω^a_A − μ_a (M^a u)_A``.
 
-A nonholonomic motion is vakonomic iff a multiplier curve μ(t) exists with
-``μ (M u)_A = −(λ + μ̇) a_A`` along it.  Splitting ``M u = κ a + w`` with
-``w ⊥ a`` (``κ = a·Mu/|a|²``):
+So a nonholonomic motion is vakonomic iff some μ(t) satisfies
+``ωᵀ(λ + μ̇) + Σ_a μ_a M^a u = 0``.  Splitting ``M^a u = ωᵀ κ_{·a} + w^a`` with ``w^a``
+orthogonal (Euclidean) to the rows of ω, ``κ = (ω ωᵀ)⁻¹ ω M u``:
 
-* if ``w = 0`` along the motion (every velocity of it *compatible*), every
-  solution of the linear equation ``μ̇ = −λ − κ μ`` works: the initial value
-  ``μ(t0)`` is a free datum (Cronström & Raita 2009 omits it; docs/theory.rst (corrections to the literature));
-* otherwise μ must vanish wherever ``w ≠ 0``, hence (for analytic motions)
-  everywhere, and the motion is vakonomic iff ``λ ≡ 0`` (then ``μ ≡ 0``).
+    μ̇ = −λ − κ μ         (the component along the rows of ω: an ODE)
+    W μ = 0               (the component in D: ``W`` the N × k matrix of the ``w^a``)
 
-Pointwise, a velocity ``u ∈ ker a`` is *compatible* iff ``M u ∥ a``, i.e.
-``(Mu)_A a_B − (Mu)_B a_A = 0`` — a linear condition, so the compatible
-velocities form a subspace.  ``a ∧ da = 0`` (Frobenius) iff every constrained
-velocity is compatible.
+In frame language (Crampin & Mestdag (2010) §5) ``W μ = 0`` is ``μ_a R^a_αβ v^β = 0``
+for all α and the ODE is equation (b) of the vakonomic field with ``B = Γ_nh``.
+
+* If ``W = 0`` along the motion (every velocity of it *compatible*), every solution of the
+  ODE works: the initial value ``μ(t0)`` is a free datum (Cronström & Raita 2009 omit
+  it; docs/theory.rst, corrections to the literature).
+* Otherwise the solution of the ODE from ``μ(t0)`` must stay in ``ker W``: writing
+  ``μ(t) = Φ(t) μ(t0) + ψ(t)`` (``Φ̇ = −κΦ``, ``ψ̇ = −λ − κψ``), the conditions
+  ``W(t)(Φ(t) μ(t0) + ψ(t)) = 0`` for all t are linear in ``μ(t0)``; the motion is
+  vakonomic iff they are solvable, and their solution set is the set of admissible
+  initial multipliers.  They are solved here by least squares over the samples of the
+  motion.  For one constraint ``W = w`` is a vector: ``μ`` must vanish wherever
+  ``w ≠ 0``, so (for analytic motions) the motion is vakonomic iff ``λ ≡ 0``.
+
+Pointwise, a velocity ``u ∈ D`` is *compatible* iff ``M^a u ∈ span(ω)`` for all a (W = 0),
+i.e. ``R^a_αβ v^β = 0``: a linear condition, so the compatible velocities form a
+subspace; for one constraint it is ``(Mu)_A a_B − (Mu)_B a_A = 0``, and ``a ∧ da = 0``
+(Frobenius) iff every constrained velocity is compatible.  The multipliers admissible at a
+state form ``ker W(q, u)`` (:meth:`PfaffianConstraints.admissible_multipliers`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
 
 import sympy as sp
 
 from ..algebra import free_symbols, solve_generic, tidy, vanishes
-from ..errors import ConstraintError, DimensionError
+from ..algebra.printing import tex_text
 from ..constraints.linear import LinearConstraints
+from ..errors import ConstraintError, DimensionError
 from ..geometry.chart import Chart
 
-__all__ = ["PfaffianConstraint", "CompatibleVelocities", "TrajectoryVerdict"]
+__all__ = ["PfaffianConstraints", "PfaffianConstraint", "CompatibleVelocities", "TrajectoryVerdict"]
 
 
 @dataclass(frozen=True)
 class CompatibleVelocities:
-    """The subspace of velocities ``u ∈ ker a`` with ``M u ∥ a`` at a generic point.
+    """The subspace of velocities ``u ∈ D`` with ``M^a u ∈ span(ω)`` for all a, at a generic point.
 
     Attributes
     ----------
@@ -51,11 +67,14 @@ class CompatibleVelocities:
         A basis (vectors in coordinate components, functions of q); empty if only
         ``u = 0`` is compatible.
     dimension : int
-        Its generic dimension (``N − 1`` iff ``a ∧ da = 0``).
+        Its generic dimension (``rank D`` iff D is integrable).
     """
 
     basis: tuple
     dimension: int
+
+    def to_dict(self) -> dict:
+        return {"dimension": self.dimension, "basis": [[str(e) for e in b] for b in self.basis]}
 
 
 @dataclass(frozen=True)
@@ -66,14 +85,23 @@ class TrajectoryVerdict:
     ----------
     vakonomic : bool
     compatible : bool
-        ``M u ∥ a`` all along the motion.
+        ``W = 0`` all along the motion (every initial multiplier works).
     nonholonomic_multiplier : object
-        λ(t) with ``E(L) = λ a`` (an expression in t, or an array for sampled motions).
+        λ(t) with ``E(L) = λ_a ω^a`` (an expression in t or an array of samples; for one
+        constraint a scalar, else a tuple / a (T, k) array).
     multiplier : object
-        A multiplier curve μ(t) (for ``mu0`` when compatible; 0 when λ ≡ 0), or None.
-    multiplier_equation : sympy.Eq or None
-        ``μ̇ = −λ − κ μ`` when the motion is compatible (μ(t0) free).
+        A multiplier curve μ(t) (symbolic when found in closed form, else samples), or None.
+    multiplier_equation : object
+        ``μ̇ = −λ − κ μ`` when the motion is compatible (``Eq`` or list of them), else None.
     reason : str
+    initial_multipliers : tuple or None
+        An admissible ``μ(t0)`` (numbers) found by least squares, None when none exists or
+        when every value works (``compatible``).
+    free_directions : tuple
+        Directions along which ``initial_multipliers`` may be moved (the admissible set is
+        ``initial_multipliers + span(free_directions)``).
+    residual : float or None
+        Relative least-squares residual of ``W(Φ μ(t0) + ψ) = 0`` over the samples.
     """
 
     vakonomic: bool
@@ -82,14 +110,358 @@ class TrajectoryVerdict:
     multiplier: object
     multiplier_equation: object
     reason: str
+    initial_multipliers: tuple = None
+    free_directions: tuple = ()
+    residual: float = None
 
     def __bool__(self):
         return self.vakonomic
 
+    def __str__(self):
+        head = "vakonomic" if self.vakonomic else "NOT vakonomic"
+        out = f"The motion is {head}: {self.reason}"
+        if self.initial_multipliers is not None and not self.compatible:
+            out += f"; admissible μ(t0) = {list(self.initial_multipliers)}"
+            if self.free_directions:
+                out += f" + span{[list(d) for d in self.free_directions]}"
+        return out
 
-@dataclass(frozen=True, eq=False)
-class PfaffianConstraint:
-    """One linear constraint ``a_A(q) u^A = 0`` on a chart (Cronström & Raita 2009; docs/consistency.rst).
+    def as_latex(self) -> str:
+        head = "vakonomic" if self.vakonomic else "not vakonomic"
+        return r"\text{" + tex_text(f"The motion is {head}: {self.reason}") + "}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        return {"vakonomic": self.vakonomic, "compatible": self.compatible, "reason": self.reason,
+                "initial_multipliers": None if self.initial_multipliers is None else
+                [float(x) for x in self.initial_multipliers],
+                "free_directions": [[float(x) for x in d] for d in self.free_directions],
+                "residual": self.residual}
+
+
+def _as_linear(chart: Chart, constraints) -> LinearConstraints:
+    if isinstance(constraints, LinearConstraints):
+        C = constraints
+    else:
+        items = list(constraints)
+        if not items:
+            raise ConstraintError("no constraints given.")
+        exprs = [e for e in items if isinstance(e, (str, sp.Expr))]
+        if exprs and len(exprs) != len(items):
+            raise ConstraintError("give the constraints either all as expressions or all as covector rows.")
+        if exprs:
+            C = LinearConstraints.from_expressions(chart, exprs)
+        else:
+            rows = [tuple(sp.sympify(e) for e in r) for r in items]
+            if any(len(r) != chart.dim for r in rows):
+                raise DimensionError(f"each covector needs {chart.dim} components.")
+            if free_symbols([e for r in rows for e in r]) & set(chart.velocities):
+                raise ConstraintError("the covectors ω^a_A(q) must not depend on the velocities.")
+            if any(all(vanishes(e) for e in r) for r in rows):
+                raise ConstraintError("a covector vanishes identically: there is no constraint.")
+            C = LinearConstraints.from_forms(chart, rows)
+    if C.is_affine:
+        raise ConstraintError("the constraints must be linear (ω(u) = 0), not affine.")
+    return C
+
+
+class PfaffianConstraints:
+    """Linear constraints ``ω^a_A(q) u^A = 0`` on a chart, for consistency along motions (module docstring).
+
+    Parameters
+    ----------
+    chart : Chart
+    constraints : LinearConstraints, or a sequence of expressions linear in the velocities
+        (e.g. ``"x_dot - R*cos(theta)*phi_dot"``), or a sequence of covector rows ``ω^a_A(q)``.
+
+    Raises
+    ------
+    ConstraintError
+        Affine or velocity-dependent constraints, a vanishing covector.
+    DependentConstraintsError
+        From :class:`LinearConstraints` if the covectors are dependent.
+
+    Examples
+    --------
+    The rolling coin: only the velocity 0 is compatible, and at a moving state the admissible
+    multipliers form a line:
+
+    >>> coin = PfaffianConstraints(Chart("x y theta phi"),
+    ...     ["x_dot - cos(theta)*phi_dot", "y_dot - sin(theta)*phi_dot"])
+    >>> coin.compatible_velocities().dimension
+    0
+    >>> len(coin.admissible_multipliers([0, 0, 0.3, 0], [0.5, 0.5 * 0.30933624960962325, 0.2, 0.52]))
+    1
+    """
+
+    def __init__(self, chart, constraints):
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        self.chart = chart
+        self.constraints = _as_linear(chart, constraints)
+
+    @property
+    def dim(self) -> int:
+        return self.chart.dim
+
+    @property
+    def count(self) -> int:
+        """k, the number of constraints."""
+        return self.constraints.count
+
+    @cached_property
+    def forms(self) -> sp.ImmutableMatrix:
+        """ω (k × N), row a = ``ω^a_A``."""
+        return sp.ImmutableMatrix(self.constraints.forms)
+
+    @cached_property
+    def curls(self) -> tuple:
+        """``M^a_AB = ∂_B ω^a_A − ∂_A ω^a_B`` for each constraint (skew)."""
+        q, N = self.chart.coordinates, self.dim
+        out = []
+        for a in range(self.count):
+            w = self.forms.row(a)
+            out.append(sp.ImmutableMatrix(N, N, lambda A, B: tidy(w[A].diff(q[B]) - w[B].diff(q[A]))))
+        return tuple(out)
+
+    @cached_property
+    def _D_basis(self) -> tuple:
+        frame = self.constraints.adapted_frame()
+        return tuple(tuple(frame.vectors.row(al)) for al in range(self.constraints.rank_D))
+
+    def compatible_velocities(self) -> CompatibleVelocities:
+        """The subspace ``{u : ω(u) = 0, X_α·M^a u = 0 for all a, α}`` (X_α a basis of D) at a generic point."""
+        N = self.dim
+        rows = [list(self.forms.row(a)) for a in range(self.count)]
+        for M in self.curls:
+            for X in self._D_basis:
+                rows.append([sp.Add(*[X[A] * M[A, C] for A in range(N) if X[A] != 0]) for C in range(N)])
+        sol = solve_generic(sp.Matrix(rows), [0] * len(rows))
+        basis = tuple(tuple(tidy(e) for e in d) for d in sol.free_directions)
+        return CompatibleVelocities(basis, len(basis))
+
+    # --- the split M^a u = ωᵀ κ + w^a --------------------------------------------------------------
+    def split(self, u, on=None) -> tuple:
+        """``(κ, W)`` with ``M^a u = ωᵀ κ_{·a} + w^a``, ``w^a ⊥ rows of ω``; W is N × k (columns ``w^a``).
+
+        ``on`` substitutes the coordinates (e.g. along a path)."""
+        N, k = self.dim, self.count
+        om = sp.Matrix(self.forms)
+        curls = [sp.Matrix(M) for M in self.curls]
+        if on:
+            om = om.xreplace(on)
+            curls = [M.xreplace(on) for M in curls]
+        u = sp.Matrix([sp.sympify(e) for e in u])
+        G = om * om.T
+        Ginv = G.inv() if k > 1 else sp.Matrix([[1 / G[0, 0]]])
+        kappa = sp.zeros(k, k)
+        W = sp.zeros(N, k)
+        for a, M in enumerate(curls):
+            Mu = M * u
+            col = Ginv * (om * Mu)
+            kappa[:, a] = col
+            W[:, a] = Mu - om.T * col
+        return kappa, W
+
+    def admissible_multipliers(self, q_values: Sequence, u_values: Sequence, tol: float = 1e-9) -> tuple:
+        """A basis of ``ker W(q, u)`` at a numerical state: the multiplier covectors μ with
+        ``μ_a R^a_αβ v^β = 0`` (all of R^k when u is compatible)."""
+        import numpy as np
+
+        sub = dict(zip(self.chart.coordinates, [sp.Float(x) for x in q_values]))
+        _, W = self.split([sp.Float(x) for x in u_values], sub)
+        Wn = np.array(W.evalf(), dtype=float)
+        _, s, vt = np.linalg.svd(Wn)
+        rank = int(np.sum(s > tol * max(1.0, s[0] if len(s) else 0.0)))
+        return tuple(tuple(float(x) for x in row) for row in vt[rank:])
+
+    # --- along a motion --------------------------------------------------------------------------------
+    def nonholonomic_multiplier(self, lagrangian, path: Sequence, t: sp.Symbol):
+        """``λ(t)`` with ``E(L) = λ_a ω^a`` along ``q(t) = path`` (least squares ``(ωωᵀ)⁻¹ ω E``), and
+        the residual ``E(L) − ωᵀλ`` (zero iff the motion is a nonholonomic one)."""
+        lam, residual = self._multiplier(lagrangian, path, t)
+        return tuple(lam), residual
+
+    def _multiplier(self, lagrangian, path, t):
+        q, u = self.chart.coordinates, self.chart.velocities
+        path = [sp.sympify(e) for e in path]
+        if len(path) != self.dim:
+            raise DimensionError(f"the motion needs {self.dim} components q^A(t), got {len(path)}.")
+        on = dict(zip(q, path))
+        on.update(zip(u, [e.diff(t) for e in path]))
+        L = sp.sympify(lagrangian)
+        E = sp.Matrix([sp.diff(L.diff(uA).xreplace(on), t) - L.diff(qA).xreplace(on) for qA, uA in zip(q, u)])
+        om = sp.Matrix(self.forms).xreplace(on)
+        G = om * om.T
+        lam = (G.inv() if self.count > 1 else sp.Matrix([[1 / G[0, 0]]])) * (om * E)
+        lam = lam.applyfunc(tidy) if self.count > 1 else lam
+        return list(lam), list(E - om.T * lam)
+
+    def _check_motion(self, lagrangian, path, t):
+        path = [sp.sympify(e) for e in path]
+        lam, residual = self._multiplier(lagrangian, path, t)
+        on = dict(zip(self.chart.coordinates, path))
+        vel = [e.diff(t) for e in path]
+        om = sp.Matrix(self.forms).xreplace(on)
+        if not all(vanishes(e) for e in om * sp.Matrix(vel)):
+            raise ConstraintError("the motion violates the constraints ω(u) = 0.")
+        if not all(vanishes(r) for r in residual):
+            raise ConstraintError("the motion is not a nonholonomic one: E(L) is not a combination of the "
+                                  "constraint covectors along it.")
+        kappa, W = self.split(vel, on)
+        return path, lam, kappa, W
+
+    def is_vakonomic(self, lagrangian, path: Sequence, t: sp.Symbol, mu0=None, window: float = 1.0,
+                     samples: int = 201, tol: float = 1e-7) -> TrajectoryVerdict:
+        """Decide whether the nonholonomic motion ``q(t) = path`` (expressions in t) is vakonomic.
+
+        Exact when the motion is compatible (``W ≡ 0``: the multiplier ODE is returned and,
+        for one constraint, solved) or ``λ ≡ 0`` (μ ≡ 0 works).  Otherwise the conditions
+        ``W(Φ μ(t0) + ψ) = 0`` are solved by least squares on ``samples`` points of
+        ``[0, window]``, with Φ, ψ integrated by scipy (relative residual ≤ ``tol``).
+
+        Raises
+        ------
+        ConstraintError
+            If the path violates the constraints or is not a nonholonomic motion.
+        """
+        path, lam, kappa, W = self._check_motion(lagrangian, path, t)
+        k = self.count
+        mu = sp.Function("mu")
+        mus = [mu(t)] if k == 1 else [sp.Function(f"mu{a + 1}")(t) for a in range(k)]
+        if all(vanishes(x) for x in W):
+            rhs = [tidy(-lam[b] - sp.Add(*[kappa[b, a] * mus[a] for a in range(k)])) for b in range(k)]
+            eqs = [sp.Eq(m.diff(t), r) for m, r in zip(mus, rhs)]
+            curve = None
+            if k == 1:
+                mu0 = sp.Symbol("mu0", real=True) if mu0 is None else sp.sympify(mu0)
+                try:
+                    curve = sp.dsolve(eqs[0], mus[0], ics={mus[0].subs(t, 0): mu0}).rhs
+                except (NotImplementedError, ValueError):
+                    curve = None
+            return TrajectoryVerdict(True, True, lam[0] if k == 1 else tuple(lam), curve,
+                                     eqs[0] if k == 1 else eqs,
+                                     "every velocity of the motion is compatible (M^a u ∈ span ω): μ̇ = −λ − κμ "
+                                     "has a solution for every μ(t0)")
+        lam_out = lam[0] if k == 1 else tuple(lam)
+        if all(vanishes(x) for x in lam):
+            zero = sp.S.Zero if k == 1 else (sp.S.Zero,) * k
+            return TrajectoryVerdict(True, False, lam_out, zero, None,
+                                     "W ≠ 0 restricts μ, but λ ≡ 0, so μ ≡ 0 works", (0.0,) * k)
+        return self._decide_symbolic(lam, kappa, W, t, window, samples, tol, lam_out)
+
+    def _decide_symbolic(self, lam, kappa, W, t, window, samples, tol, lam_out):
+        import numpy as np
+        from scipy.integrate import solve_ivp
+
+        k, N = self.count, self.dim
+        fk = sp.lambdify(t, kappa, "numpy")
+        fl = sp.lambdify(t, list(lam), "numpy")
+        fW = sp.lambdify(t, W, "numpy")
+
+        def rhs(tt, y):
+            K = np.array(fk(tt), dtype=float).reshape(k, k)
+            Phi = y[: k * k].reshape(k, k)
+            psi = y[k * k:]
+            return np.concatenate([(-K @ Phi).ravel(), -np.array(fl(tt), dtype=float).reshape(-1) - K @ psi])
+
+        ts = np.linspace(0.0, window, samples)
+        y0 = np.concatenate([np.eye(k).ravel(), np.zeros(k)])
+        sol = solve_ivp(rhs, (0.0, window), y0, t_eval=ts, rtol=1e-11, atol=1e-13)
+        if not sol.success:
+            raise ConstraintError(f"the multiplier equations could not be integrated along the motion: {sol.message}")
+        Phis = sol.y[: k * k].T.reshape(-1, k, k)
+        psis = sol.y[k * k:].T
+        Ws = np.array([np.array(fW(tt), dtype=float).reshape(N, k) for tt in ts])
+        return _least_squares_verdict(ts, Ws, Phis, psis, lam_out, tol, k)
+
+    def is_vakonomic_sampled(self, times, positions, velocities, multipliers, mu0=0.0,
+                             tol: float = 1e-8, fit_tol: float = 1e-3) -> TrajectoryVerdict:
+        """The same decision for a sampled motion: arrays of times (T,), ``q`` and ``u`` (T, N), λ ((T,) or (T, k)).
+
+        Compatibility ``W = 0`` is tested at every sample (relative to ``|M u|``); if it holds,
+        ``μ̇ = −λ − κ μ`` is integrated from ``mu0`` (trapezoidal rule).  Otherwise Φ and ψ are
+        integrated by the trapezoidal rule and ``W(Φ μ(t0) + ψ) = 0`` is solved by least squares
+        (relative residual ≤ ``fit_tol``, which must exceed the discretisation error).
+        """
+        import numpy as np
+
+        times = np.asarray(times, dtype=float)
+        q, u = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+        lam = np.asarray(multipliers, dtype=float)
+        N, k, T = self.dim, self.count, len(times)
+        lam2 = lam.reshape(T, k) if lam.size == T * k else None
+        if q.shape != (T, N) or u.shape != q.shape or lam2 is None:
+            raise DimensionError(f"need samples of shape (T,), (T, {N}), (T, {N}), (T, {k}).")
+        om_f = sp.lambdify(self.chart.coordinates, self.forms, "numpy")
+        M_f = [sp.lambdify(self.chart.coordinates, M, "numpy") for M in self.curls]
+        kappas, Ws, compatible = [], [], True
+        for qi, ui in zip(q, u):
+            om = np.array(om_f(*qi), dtype=float).reshape(k, N)
+            Mu = np.array([np.array(f(*qi), dtype=float) @ ui for f in M_f]).T  # N × k
+            K = np.linalg.solve(om @ om.T, om @ Mu)
+            Wi = Mu - om.T @ K
+            if np.linalg.norm(Wi) > tol * max(1.0, np.linalg.norm(Mu)):
+                compatible = False
+            kappas.append(K)
+            Ws.append(Wi)
+        kap, Ws = np.array(kappas), np.array(Ws)
+        lam_out = lam if lam.ndim == 1 and k == 1 else lam2
+        I = np.eye(k)
+        if compatible:
+            mu = np.empty((T, k))
+            mu[0] = np.broadcast_to(np.asarray(mu0, dtype=float), (k,))
+            for i in range(1, T):  # trapezoid for μ̇ = −λ − κμ (implicit in μ_i)
+                h = times[i] - times[i - 1]
+                rhs = (I - h / 2 * kap[i - 1]) @ mu[i - 1] - h / 2 * (lam2[i - 1] + lam2[i])
+                mu[i] = np.linalg.solve(I + h / 2 * kap[i], rhs)
+            return TrajectoryVerdict(True, True, lam_out, mu[:, 0] if k == 1 else mu, None,
+                                     "W = 0 at every sample: μ integrated from mu0")
+        Phis, psis = np.empty((T, k, k)), np.empty((T, k))
+        Phis[0], psis[0] = I, 0.0
+        for i in range(1, T):
+            h = times[i] - times[i - 1]
+            A = np.linalg.inv(I + h / 2 * kap[i])
+            Phis[i] = A @ (I - h / 2 * kap[i - 1]) @ Phis[i - 1]
+            psis[i] = A @ ((I - h / 2 * kap[i - 1]) @ psis[i - 1] - h / 2 * (lam2[i - 1] + lam2[i]))
+        return _least_squares_verdict(times, Ws, Phis, psis, lam_out, fit_tol, k)
+
+    def __str__(self):
+        return f"{self.count} Pfaffian constraint(s) on ({', '.join(map(str, self.chart.coordinates))})"
+
+
+def _least_squares_verdict(ts, Ws, Phis, psis, lam_out, tol, k) -> TrajectoryVerdict:
+    """Solve ``W_i(Φ_i μ0 + ψ_i) = 0`` for μ0 in the least-squares sense and decide."""
+    import numpy as np
+
+    A = np.concatenate([W @ P for W, P in zip(Ws, Phis)])
+    b = -np.concatenate([W @ p for W, p in zip(Ws, psis)])
+    scale = np.linalg.norm(b)
+    if scale <= 1e-14 * max(1.0, np.linalg.norm(A)):
+        mu0 = np.zeros(k)
+        res = 0.0
+    else:
+        mu0, *_ = np.linalg.lstsq(A, b, rcond=None)
+        res = float(np.linalg.norm(A @ mu0 - b) / scale)
+    _, s, vt = np.linalg.svd(A)
+    rank = int(np.sum(s > 1e-8 * max(1.0, s[0] if len(s) else 0.0)))
+    free = tuple(tuple(float(x) for x in row) for row in vt[rank:])
+    curve = np.array([P @ mu0 + p for P, p in zip(Phis, psis)])
+    if res <= tol:
+        return TrajectoryVerdict(True, False, lam_out, curve[:, 0] if k == 1 else curve, None,
+                                 "W ≠ 0 restricts μ, and the multiplier ODE keeps μ(t) in ker W for the initial "
+                                 "values found", tuple(float(x) for x in mu0), free, res)
+    return TrajectoryVerdict(False, False, lam_out, None, None,
+                             f"no multiplier curve: the solutions of μ̇ = −λ − κμ cannot stay in ker W (relative "
+                             f"least-squares residual {res:.2e})", None, (), res)
+
+
+class PfaffianConstraint(PfaffianConstraints):
+    """One linear constraint ``a_A(q) u^A = 0`` (Cronström & Raita 2009; docs/consistency.rst).
+
+    The special case k = 1 of :class:`PfaffianConstraints`, with the covector ``a``, its
+    curl ``M`` and the Frobenius form ``a ∧ da``.
 
     Parameters
     ----------
@@ -109,39 +481,22 @@ class PfaffianConstraint:
     (True, 2)
     """
 
-    chart: Chart
-    covector: tuple
-    constraints: LinearConstraints = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self):
-        chart = self.chart if isinstance(self.chart, Chart) else Chart(self.chart)
-        object.__setattr__(self, "chart", chart)
-        a = self.covector
-        if isinstance(a, (str, sp.Expr)):
-            C = LinearConstraints.from_expressions(chart, [a])
-            if C.is_affine:
-                raise ConstraintError("the constraint must be linear (a·u = 0), not affine.")
-            a = tuple(C.forms.row(0))
-        a = tuple(sp.sympify(e) for e in a)
-        if len(a) != chart.dim:
-            raise DimensionError(f"the covector a needs {chart.dim} components, got {len(a)}.")
-        if free_symbols(a) & set(chart.velocities):
-            raise ConstraintError("the covector a_A(q) must not depend on the velocities.")
-        if all(vanishes(e) for e in a):
-            raise ConstraintError("the covector a vanishes identically: there is no constraint.")
-        object.__setattr__(self, "covector", a)
-        # the constraint in the package's one model of linear constraints
-        object.__setattr__(self, "constraints", LinearConstraints.from_forms(chart, [a]))
+    def __init__(self, chart, covector):
+        chart = chart if isinstance(chart, Chart) else Chart(chart)
+        item = covector if isinstance(covector, (str, sp.Expr)) else tuple(covector)
+        if not isinstance(item, (str, sp.Expr)) and len(item) != chart.dim:
+            raise DimensionError(f"the covector a needs {chart.dim} components, got {len(item)}.")
+        super().__init__(chart, [item])
 
     @property
-    def dim(self) -> int:
-        return self.chart.dim
+    def covector(self) -> tuple:
+        """``a_A(q)``."""
+        return tuple(self.forms.row(0))
 
-    @cached_property
+    @property
     def curl(self) -> sp.ImmutableMatrix:
         """``M_AB = ∂_B a_A − ∂_A a_B`` (skew; ``da(u, w) = −u^A M_AB w^B``)."""
-        q, a, N = self.chart.coordinates, self.covector, self.dim
-        return sp.ImmutableMatrix(N, N, lambda A, B: tidy(a[A].diff(q[B]) - a[B].diff(q[A])))
+        return self.curls[0]
 
     def a_wedge_da(self) -> dict:
         """Components ``(a ∧ da)_{ABC}`` (A < B < C, nonzero) with ``(da)_{BC} = ∂_B a_C − ∂_C a_B``:
@@ -166,124 +521,7 @@ class PfaffianConstraint:
         Mu = [sp.Add(*[M[A, B] * sp.sympify(u[B]) for B in range(N)]) for A in range(N)]
         return tuple(Mu[A] * a[B] - Mu[B] * a[A] for A in range(N) for B in range(A + 1, N))
 
-    def compatible_velocities(self) -> CompatibleVelocities:
-        """The subspace ``{u : a·u = 0, (Mu)_A a_B − (Mu)_B a_A = 0}`` at a generic point."""
-        a, M, N = self.covector, self.curl, self.dim
-        rows = [list(a)]
-        for A in range(N):
-            for B in range(A + 1, N):
-                rows.append([M[A, C] * a[B] - M[B, C] * a[A] for C in range(N)])
-        sol = solve_generic(sp.Matrix(rows), [0] * len(rows))
-        basis = tuple(tuple(tidy(e) for e in d) for d in sol.free_directions)
-        return CompatibleVelocities(basis, len(basis))
-
-    # --- along a motion ------------------------------------------------------------------------
-    def _split(self, u) -> tuple:
-        """``(κ, w)`` with ``M u = κ a + w``, ``w ⊥ a`` (Euclidean)."""
-        a, M, N = self.covector, self.curl, self.dim
-        Mu = [sp.Add(*[M[A, B] * u[B] for B in range(N)]) for A in range(N)]
-        aa = sp.Add(*[x**2 for x in a])
-        kappa = sp.Add(*[x * y for x, y in zip(a, Mu)]) / aa
-        return kappa, [m - kappa * x for m, x in zip(Mu, a)]
-
     def nonholonomic_multiplier(self, lagrangian, path: Sequence, t: sp.Symbol):
-        """``λ(t)`` with ``E(L) = λ a`` along ``q(t) = path``, and the residual ``E(L) − λ a``
-        (zero iff the motion is a nonholonomic one)."""
-        q, u = self.chart.coordinates, self.chart.velocities
-        path = [sp.sympify(e) for e in path]
-        if len(path) != self.dim:
-            raise DimensionError(f"the motion needs {self.dim} components q^A(t), got {len(path)}.")
-        on = dict(zip(q, path))
-        on.update(zip(u, [e.diff(t) for e in path]))
-        L = sp.sympify(lagrangian)
-        E = [sp.diff(L.diff(uA).xreplace(on), t) - L.diff(qA).xreplace(on) for qA, uA in zip(q, u)]
-        a = [x.xreplace(on) for x in self.covector]
-        aa = sp.Add(*[x**2 for x in a])
-        lam = sp.Add(*[x * e for x, e in zip(a, E)]) / aa
-        return lam, [e - lam * x for e, x in zip(E, a)]
-
-    def is_vakonomic(self, lagrangian, path: Sequence, t: sp.Symbol, mu0=None) -> TrajectoryVerdict:
-        """Decide whether the nonholonomic motion ``q(t) = path`` is vakonomic (module docstring).
-
-        Parameters
-        ----------
-        lagrangian : expression in q and ``q_dot``
-        path : expressions ``q^A(t)``
-        t : Symbol
-        mu0 : optional
-            The free initial value μ(0) for the multiplier curve (default: a symbol ``mu0``).
-
-        Raises
-        ------
-        ConstraintError
-            If the path violates the constraint or is not a nonholonomic motion
-            (``E(L)`` not parallel to a).
-        """
-        path = [sp.sympify(e) for e in path]
-        lam, residual = self.nonholonomic_multiplier(lagrangian, path, t)
-        on = dict(zip(self.chart.coordinates, path))
-        vel = [e.diff(t) for e in path]
-        a = [x.xreplace(on) for x in self.covector]
-        if not vanishes(sp.Add(*[x * v for x, v in zip(a, vel)])):
-            raise ConstraintError("the motion violates the constraint a·u = 0.")
-        if not all(vanishes(r) for r in residual):
-            raise ConstraintError("the motion is not a nonholonomic one: E(L) is not parallel to a along it.")
-        kappa, w = self._split([sp.sympify(v) for v in vel])
-        kappa = kappa.xreplace(on)
-        w = [x.xreplace(on) for x in w]
-        mu = sp.Function("mu")
-        if all(vanishes(x) for x in w):
-            eq = sp.Eq(mu(t).diff(t), -lam - kappa * mu(t))
-            mu0 = sp.Symbol("mu0", real=True) if mu0 is None else sp.sympify(mu0)
-            try:
-                curve = sp.dsolve(eq, mu(t), ics={mu(0): mu0}).rhs
-            except (NotImplementedError, ValueError):
-                curve = None
-            return TrajectoryVerdict(True, True, lam, curve, eq,
-                                     "M u ∥ a along the motion: μ̇ = −λ − κμ has a solution for every μ(0)")
-        if vanishes(lam):
-            return TrajectoryVerdict(True, False, lam, sp.S.Zero, None,
-                                     "M u is not parallel to a, so μ ≡ 0; λ ≡ 0, so μ ≡ 0 works")
-        return TrajectoryVerdict(False, False, lam, None, None,
-                                 "M u is not parallel to a (so μ ≡ 0 is forced) but λ ≢ 0: not vakonomic")
-
-    def is_vakonomic_sampled(self, times, positions, velocities, multipliers, mu0: float = 0.0,
-                             tol: float = 1e-8) -> TrajectoryVerdict:
-        """The same decision for a sampled motion: arrays of times, ``q``, ``u`` and λ.
-
-        Compatibility ``w = 0`` is tested at every sample (relative to ``|M u|``); if it
-        holds, ``μ̇ = −λ − κ μ`` is integrated from ``mu0`` (trapezoidal rule) and the
-        samples of μ are returned; otherwise the motion is vakonomic iff ``|λ| ≤ tol``.
-        """
-        import numpy as np
-
-        times = np.asarray(times, dtype=float)
-        q, u = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
-        lam = np.asarray(multipliers, dtype=float)
-        N = self.dim
-        if q.shape != (len(times), N) or u.shape != q.shape or lam.shape != times.shape:
-            raise DimensionError(f"need samples of shape (T,), (T, {N}), (T, {N}), (T,).")
-        a_f = sp.lambdify(self.chart.coordinates, list(self.covector), "numpy")
-        M_f = sp.lambdify(self.chart.coordinates, self.curl, "numpy")
-        kappas, compatible = [], True
-        for qi, ui in zip(q, u):
-            a = np.array(a_f(*qi), dtype=float)
-            Mu = np.array(M_f(*qi), dtype=float) @ ui
-            k = a @ Mu / (a @ a)
-            w = Mu - k * a
-            if np.linalg.norm(w) > tol * max(1.0, np.linalg.norm(Mu)):
-                compatible = False
-            kappas.append(k)
-        if compatible:
-            kap = np.array(kappas)
-            mu = np.empty_like(times)
-            mu[0] = mu0
-            for i in range(1, len(times)):  # trapezoid for μ̇ = −λ − κμ (implicit in μ_i)
-                h = times[i] - times[i - 1]
-                rhs = mu[i - 1] + h / 2 * (-lam[i - 1] - kap[i - 1] * mu[i - 1] - lam[i])
-                mu[i] = rhs / (1 + h / 2 * kap[i])
-            return TrajectoryVerdict(True, True, lam, mu, None, "M u ∥ a at every sample: μ integrated from mu0")
-        if np.all(np.abs(lam) <= tol):
-            return TrajectoryVerdict(True, False, lam, np.zeros_like(times), None, "λ ≡ 0: μ ≡ 0 works")
-        return TrajectoryVerdict(False, False, lam, None, None,
-                                 "M u is not parallel to a at some samples and λ ≠ 0: not vakonomic")
+        """``λ(t)`` with ``E(L) = λ a`` along ``q(t) = path``, and the residual ``E(L) − λ a``."""
+        lam, residual = self._multiplier(lagrangian, path, t)
+        return lam[0], residual

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..algebra import reduce_if_cheap, solve_square, vanishes, xreplace_dag
+from ..algebra.printing import tex_text
 from ..errors import IrregularLagrangianError, SectionError
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
@@ -21,7 +22,7 @@ from ..dynamics.nonholonomic import NonholonomicSystem
 from .sections import Section, as_section, check_linear
 from ..dynamics.vakonomic import VakonomicSystem
 
-__all__ = ["variational_lagrangian", "VariationalCheck", "variational_check"]
+__all__ = ["variational_lagrangian", "VariationalCheck", "variational_check", "ConverseCheck", "converse_check"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,3 +155,94 @@ def variational_check(nh: NonholonomicSystem, section, target: str = "nonholonom
     residuals = tuple(gamma[al] - expected[al] for al in range(nh.m)) + tuple(gamma[nh.m:])
     holds = all(vanishes(r) for r in residuals)
     return VariationalCheck(section, L_sigma, target, gamma, residuals, holds)
+
+
+# ---------------------------------------------------------------------------------------------
+# The converse of Theorem 1
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ConverseCheck:
+    """The converse of Theorem 1 of Crampin & Mestdag (2010) for ``L_ρ = L + ρ_a v^a`` (docs/consistency.rst).
+
+    If the Euler–Lagrange field Γ of ``L_ρ`` (ρ_a any functions on TQ) is tangent to C, then with
+    ``σ = ρ|_C`` its restriction to C is a solution of the vakonomic problem on the image of σ:
+    ``Γ^α|_C = Γ_σ^α`` and ``T(σ) = 0``.
+
+    Attributes
+    ----------
+    lagrangian : Lagrangian
+        ``L_ρ``.
+    section : tuple
+        ``σ = ρ|_C``.
+    accelerations : tuple
+        ``Γ^i`` of the Euler–Lagrange field of ``L_ρ`` on C.
+    tangent_to_C : bool
+        ``Γ^a = 0`` on C (the hypothesis).
+    difference : tuple
+        ``Γ^α − Γ_σ^α`` (α < m).
+    tangency_residual : tuple
+        ``T_b(σ)`` of Prop. 4.
+    holds : bool
+        The conclusion holds (meaningful when ``tangent_to_C``).
+    """
+
+    lagrangian: Lagrangian
+    section: tuple
+    accelerations: tuple
+    tangent_to_C: bool
+    difference: tuple
+    tangency_residual: tuple
+    holds: bool
+
+    def __bool__(self):
+        return self.holds
+
+    def __str__(self):
+        if not self.tangent_to_C:
+            return "The Euler–Lagrange field of L_rho is not tangent to C: the converse of Theorem 1 does not apply."
+        verdict = "is" if self.holds else "is NOT"
+        return (f"The Euler–Lagrange field of L_rho is tangent to C and its restriction {verdict} the vakonomic "
+                f"field of the section σ = rho|_C = {list(self.section)}, tangent to its image (T(σ) = 0).")
+
+    def as_latex(self) -> str:
+        return r"\text{" + tex_text(str(self)) + "}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        return {"tangent_to_C": self.tangent_to_C, "holds": self.holds, "section": [str(s) for s in self.section],
+                "difference": [str(d) for d in self.difference],
+                "tangency_residual": [str(r) for r in self.tangency_residual]}
+
+
+def converse_check(nh: NonholonomicSystem, rho) -> ConverseCheck:
+    """Check the converse of Theorem 1 for ``L_ρ = L + ρ_a v^a`` (:class:`ConverseCheck`).
+
+    Parameters
+    ----------
+    nh : NonholonomicSystem
+    rho : sequence of k expressions in the Hamel chart ``(q, v)`` of ``nh`` (they may depend on the
+        constrained quasi-velocities ``v^a``, e.g. ``ρ = −p`` for Chaplygin's ``L̂``).
+
+    Raises
+    ------
+    SectionError
+        If ``rho`` has the wrong length.
+    IrregularLagrangianError
+        If ``L_ρ`` is singular on C.
+    """
+    check_linear(nh)
+    rho = tuple(sp.sympify(r) for r in rho)
+    k = nh.n - nh.m
+    if len(rho) != k:
+        raise SectionError(f"ρ needs {k} components (one per constraint), got {len(rho)}.")
+    v = nh.bundle.quasi_velocities
+    L_rho = Lagrangian(nh.bundle, nh.lagrangian.expr + sp.Add(*[r * v[nh.m + a] for a, r in enumerate(rho)]))
+    gamma = _euler_lagrange_on_C(nh, L_rho)
+    tangent = all(vanishes(g) for g in gamma[nh.m:])
+    sigma = tuple(reduce_if_cheap(nh.restrict(r), 400) for r in rho)
+    field = VakonomicSystem(nh).section_field(sigma)
+    diff = tuple(reduce_if_cheap(g - a, 400) for g, a in zip(gamma[: nh.m], field.accelerations))
+    holds = tangent and all(vanishes(d) for d in diff) and all(vanishes(r) for r in field.tangency_residual)
+    return ConverseCheck(L_rho, sigma, tuple(gamma), tangent, diff, tuple(field.tangency_residual), holds)

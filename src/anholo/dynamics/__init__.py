@@ -2,6 +2,7 @@
 (Lagrange–d'Alembert), vakonomic and Chetaev (docs/theory.rst)."""
 
 from .cartan import CartanSolution, solve_cartan_equation
+from .forces import Forces, control_affine
 from .lagrangian import HamelEquations, Lagrangian
 from .nonholonomic import DynamicsComparison, NonholonomicField, NonholonomicSystem, compare_dynamics
 from .vakonomic import SectionField, VakonomicField, VakonomicSystem
@@ -18,4 +19,6 @@ __all__ = [
     "VakonomicSystem",
     "VakonomicField",
     "SectionField",
+    "Forces",
+    "control_affine",
 ]

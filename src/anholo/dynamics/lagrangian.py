@@ -23,6 +23,7 @@ from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
 from .cartan import solve_cartan_equation
+from .forces import forcing_terms
 from ..algebra.printing import latex
 
 __all__ = ["Lagrangian", "HamelEquations"]
@@ -239,10 +240,13 @@ class Lagrangian:
             rhs.append(term)
         return tuple(rhs)
 
-    def euler_lagrange_field(self) -> SecondOrderField:
+    def euler_lagrange_field(self, forces=None, time=None) -> SecondOrderField:
         """The Euler–Lagrange field, frame-wise (THEORY §3, Prop. 1 of seed 004).
 
-        Solves ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``.
+        Solves ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``; with ``forces`` (a
+        :class:`~anholo.dynamics.forces.Forces`) and/or an explicit ``time`` the right-hand side
+        gets ``+ F_i − ∂p_i/∂t`` with ``F_i = X_i^A Q_A`` (Hamel's equations with forces,
+        docs/forces.rst).  The time defaults to the forces' time.
 
         Raises
         ------
@@ -260,7 +264,20 @@ class Lagrangian:
                 "Use Lagrangian.euler_lagrange_field_cartan() to get the general solution and "
                 "its solvability conditions."
             )
+        if forces is not None or time is not None:
+            gamma = self._forced_accelerations(gamma, forces, time)
         return SecondOrderField(self.bundle, gamma)
+
+    def _forced_accelerations(self, gamma, forces, time) -> tuple:
+        """``Γ^i + g^ij φ_j`` with ``φ_j = F_j − ∂p_j/∂t`` (:func:`~anholo.dynamics.forces.forcing_terms`)."""
+        if time is None and forces is not None:
+            time = forces.time
+        F = forces.frame_components(self.bundle) if forces is not None and not forces.is_zero else None
+        phi = forcing_terms(F, self.momenta, time)
+        if all(e == 0 for e in phi):
+            return tuple(gamma)
+        d = solve_square(self.hessian, list(phi))
+        return tuple(G + e for G, e in zip(gamma, d))
 
     def _euler_lagrange_in_kernel(self):
         """Γ^i of Prop. 1 by :func:`hamel_in_kernel` with every quasi-velocity free (None if g is singular)."""

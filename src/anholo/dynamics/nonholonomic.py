@@ -36,6 +36,7 @@ import sympy as sp
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
 from ..algebra import (
+    size_exceeds,
     free_symbols,
     invert,
     numeric_value,
@@ -50,6 +51,8 @@ from ..errors import DimensionError, IrregularLagrangianError
 from ..constraints.linear import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
+from .forces import Forces, forcing_terms
+from .frame_language import adapted_names, dependent_indices, natural_constraints
 from .lagrangian import Lagrangian, constrained_problem, hamel_in_kernel
 from ..algebra.printing import latex
 
@@ -72,8 +75,17 @@ class NonholonomicSystem:
         adapted frame is built from it (:meth:`LinearConstraints.adapted_frame`
         with ``base`` = the Lagrangian's frame).
     dependent : sequence, optional
-        Base quasi-velocity indices (or coordinates, for a coordinate base) to
+        Base quasi-velocities (indices, names, or coordinates for a coordinate base) to
         solve the constraints for when the adapted frame is built.
+    free : sequence, optional
+        Alternatively the base quasi-velocities to keep free (by name or index).
+    forces : Forces or sequence, optional
+        Non-potential forces (:class:`~anholo.dynamics.forces.Forces`, or the generalized
+        forces ``Q_A``, one per coordinate): Lagrange–d'Alembert with forces,
+        ``Γ(X_α^V L) − X_α^C(L) = F_α`` on C, ``F_i = X_i^A Q_A`` (docs/forces.rst).
+    time : Symbol, optional
+        The time, if L (or the forces) depend on it: ``d/dt p_i`` then includes ``∂p_i/∂t``
+        (default: the forces' time).
 
     Attributes
     ----------
@@ -112,27 +124,38 @@ class NonholonomicSystem:
     frame: Frame = None
     dependent: tuple = None
     _source_lagrangian: Lagrangian = field(default=None, repr=False)
+    forces: Forces = None
+    time: sp.Symbol = None
+    free: tuple = None
 
     def __post_init__(self):
         L = self.lagrangian
+        if isinstance(L, Lagrangian) and not isinstance(self.constraints, LinearConstraints):
+            # constraints in the frame's quasi-velocities (e.g. "w - a*omega") are rewritten in q_dot
+            object.__setattr__(self, "constraints", natural_constraints(L.bundle, list(self.constraints)))
         chart, C = constrained_problem(L, self.constraints, LinearConstraints,
                                        lambda chart, c: LinearConstraints.from_expressions(chart, list(c)))
         object.__setattr__(self, "constraints", C)
+        if self.forces is not None and not isinstance(self.forces, Forces):
+            object.__setattr__(self, "forces", Forces(chart, tuple(self.forces), time=self.time))
+        if self.time is None and self.forces is not None:
+            object.__setattr__(self, "time", self.forces.time)
         if self.frame is not None:
             C.check_adapted(self.frame)
             frame = self.frame if self.frame.rank_D == C.rank_D else self.frame.with_rank_D(C.rank_D)
         else:
-            dep = None if self.dependent is None else tuple(self.dependent)
+            dep = dependent_indices(L.bundle, self.dependent, self.free)
             frame = C.adapted_frame(base=L.frame, dependent=dep)
         object.__setattr__(self, "frame", frame)
         object.__setattr__(self, "_source_lagrangian", L)
         if frame is not L.frame and frame != L.frame:
-            bundle = TangentBundle(frame, quasi_velocities=L.bundle.quasi_velocities)
+            # names that keep their meaning (positional for the default v1..vn)
+            bundle = TangentBundle(frame, quasi_velocities=adapted_names(L.bundle, frame))
             try:  # in the kernel, whose field and elements Γ_nh then reuses
                 L, context = L._in_frame_in_kernel(bundle, extra=C.inhomogeneous)
                 self.__dict__["_kernel_context"] = context
             except Unsupported:
-                L = L.in_frame(frame, quasi_velocities=L.bundle.quasi_velocities)
+                L = L.in_frame(frame, quasi_velocities=bundle.quasi_velocities)
         object.__setattr__(self, "lagrangian", L)
 
     def __getstate__(self):
@@ -255,6 +278,40 @@ class NonholonomicSystem:
                     out -= rv * p[k]
         return out
 
+    @cached_property
+    def _forcing(self):
+        """``φ_i = F_i|_C − ∂(p_i|_C)/∂t`` (i < n), or None without forces and time dependence:
+        the terms forces and an explicit time add to the Hamel equations (docs/forces.rst)."""
+        if self.forces is None and self.time is None:
+            return None
+        F = None
+        if self.forces is not None and not self.forces.is_zero:
+            F = tuple(self.restrict(f) for f in self.forces.frame_components(self.bundle))
+        phi = forcing_terms(F, self._momenta_on_C, self.time)
+        return None if all(e == 0 for e in phi) else phi
+
+    def _forced(self, base: "NonholonomicField") -> "NonholonomicField":
+        """Γ_nh with the forcing terms φ: ``Γ^α += g^αβ φ_β``, ``μ_a += δΓ^α ∂p_a/∂v^α − φ_a``
+        (the equations are linear in their right-hand sides)."""
+        phi, m = self._forcing, self.m
+        if phi is None:
+            return base
+        dG = solve_square(self.hessian_D, list(phi[:m])) if m else ()
+        if dG is None:
+            raise self._irregular()
+        v, p = self.free_velocities, self._momenta_on_C
+
+        def clean(e):  # one normal form for the sum (the forcing terms come from another route)
+            return tidy(e) if not size_exceeds(e, 1500) else reduce_if_cheap(e, 400)
+
+        gamma = tuple(clean(G + d) for G, d in zip(base.accelerations, dG))
+        mu = []
+        for a, mu_a in enumerate(base.multipliers):
+            pa = p[m + a]
+            extra = sp.Add(*[d * pa.diff(va) for d, va in zip(dG, v) if d != 0]) - phi[m + a]
+            mu.append(clean(mu_a + extra))
+        return NonholonomicField(self, gamma, base.constrained_rates, tuple(mu))
+
     # --- Γ_nh --------------------------------------------------------------------------------
     def constrained_hamel_equations(self) -> list:
         """The equations of Γ_nh in constrained-Lagrangian Hamel form (THEORY §4), with ``v_dot`` symbols:
@@ -267,7 +324,8 @@ class NonholonomicSystem:
         eqs = []
         for al in range(self.m):
             lhs = sp.Add(*[g[al, be] * vdot[be] for be in range(self.m)]) + self._along(p[al])
-            eqs.append(sp.Eq(lhs, self._force_terms(al), evaluate=False))
+            rhs = self._force_terms(al) + (self._forcing[al] if self._forcing is not None else 0)
+            eqs.append(sp.Eq(lhs, rhs, evaluate=False))
         return eqs
 
     def field(self) -> "NonholonomicField":
@@ -283,9 +341,10 @@ class NonholonomicSystem:
     @cached_property
     def _field(self) -> "NonholonomicField":
         try:
-            return self._field_in_kernel()
+            base = self._field_in_kernel()
         except Unsupported:
-            return self._field_in_expressions()
+            base = self._field_in_expressions()
+        return self._forced(base)
 
     def _irregular(self) -> IrregularLagrangianError:
         return IrregularLagrangianError(

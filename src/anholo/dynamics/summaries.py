@@ -19,6 +19,8 @@ import sympy as sp
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import latex
 from ..geometry.frame import Frame
+from ..errors import IrregularLagrangianError
+from .forces import forcing_terms
 from .lagrangian import Lagrangian
 from .nonholonomic import NonholonomicSystem
 from .vakonomic import VakonomicSystem
@@ -105,13 +107,24 @@ class EulerLagrangeSummary(ReportBlock):
     title = "Hamel equations and the Euler–Lagrange field"
 
     @classmethod
-    def of(cls, L: Lagrangian, constrained: bool = False) -> "EulerLagrangeSummary":
+    def of(cls, L: Lagrangian, constrained: bool = False, forces=None, time=None) -> "EulerLagrangeSummary":
+        """``forces`` (:class:`~anholo.dynamics.forces.Forces`) and ``time`` add ``F_i − ∂p_i/∂t`` to the
+        right-hand sides of Hamel's equations and to the field (docs/forces.rst)."""
         regular = L.is_regular()
         hamel = tuple(L.hamel_equations())
+        if forces is not None or time is not None:
+            F = forces.frame_components(L.bundle) if forces is not None and not forces.is_zero else None
+            phi = forcing_terms(F, L.momenta, time if time is not None else getattr(forces, "time", None))
+            hamel = tuple(sp.Eq(sides(e)[0], sides(e)[1] + f, evaluate=False) if f != 0 else e
+                          for e, f in zip(hamel, phi))
         if regular:
-            field = L.euler_lagrange_field()
+            field = L.euler_lagrange_field(forces=forces, time=time)
             return cls(L, True, hamel, tuple(field.accelerations), dict(field.natural_accelerations()),
                        constrained=constrained)
+        if forces is not None or time is not None:
+            raise IrregularLagrangianError(
+                "the Lagrangian is singular and has forces or depends on time; the general solution of the "
+                "Cartan equation is implemented for the unforced, time-independent problem only.")
         return cls(L, False, hamel, cartan=L.euler_lagrange_field_cartan(), constrained=constrained)
 
     def payload(self, p: Presenter) -> dict:
@@ -270,21 +283,26 @@ class VakonomicSummary(ReportBlock):
     multipliers: tuple
     q_ddot: dict
     lambda_dot: tuple
+    forced: bool = False
 
     key = "vakonomic"
     title = "Vakonomic dynamics"
+    _FORCES_NOTE = ("with the forces added, E(L + lambda*phi) = Q: a convention, forces do not come from a "
+                    "variational principle (docs/forces.rst)")
 
     @classmethod
     def of(cls, nh: NonholonomicSystem) -> "VakonomicSummary":
         vak = VakonomicSystem(nh)
         qdd, rates = vak.field().in_written_multipliers()
-        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates))
+        forced = getattr(nh, "forces", None) is not None and not nh.forces.is_zero
+        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates), forced)
 
     def payload(self, p: Presenter) -> dict:
         return {"vakonomic": {
             "multipliers": [lam.name for lam in self.multipliers],
             "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
             "lambda_dot": [p.present(e) for e in self.lambda_dot],
+            **({"forces": self._FORCES_NOTE} if self.forced else {}),
         }}
 
     def _rule(self) -> str:
@@ -292,6 +310,8 @@ class VakonomicSummary(ReportBlock):
 
     def text_lines(self, p: Presenter) -> list:
         lines = [f"Euler-Lagrange equations of L + {self._rule()}, on C:"]
+        if self.forced:
+            lines.insert(0, f"({self._FORCES_NOTE})")
         lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         lines += [f"  {lam}_dot = {p.text(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)]
         return lines

@@ -40,6 +40,11 @@ __all__ = ["VakonomicSystem", "VakonomicField"]
 class VakonomicSystem:
     """The vakonomic problem of a constrained Lagrangian system (THEORY §5).
 
+    Affine constraints ``v^a = β^a(q)`` (a ball on a rotating table) are treated by the same
+    multiplication rule with the extended Lagrangian ``L + λ_b (v^b − β^b)``: each equation gains
+    the term ``λ_b X_j(β^b)``, and the motion runs on C, where ``v^a = β^a``, with
+    ``v^j = (v^α, β^a)``.
+
     Parameters
     ----------
     constrained : NonholonomicSystem
@@ -47,11 +52,6 @@ class VakonomicSystem:
     multipliers : sequence of Symbol or str, optional
         Names of the multipliers ``λ_a`` (frame components, w.r.t. ``θ^a``);
         default ``lambda1, lambda2, …``.
-
-    Raises
-    ------
-    ConstraintError
-        If the constraints are affine (not supported here).
 
     Examples
     --------
@@ -75,11 +75,6 @@ class VakonomicSystem:
         nh = self.constrained
         if not isinstance(nh, NonholonomicSystem):
             raise DimensionError(f"expected a NonholonomicSystem, got {type(nh).__name__}.")
-        if nh.constraints.is_affine:
-            raise ConstraintError(
-                "the vakonomic treatment here needs linear constraints; the constraints are affine "
-                "(θ^a(u) = b^a(q)). Use the coordinate multiplication rule for affine constraints."
-            )
         k = nh.n - nh.m
         names = self.multipliers or tuple(f"lambda{a + 1}" for a in range(k))
         if isinstance(names, str):
@@ -112,6 +107,11 @@ class VakonomicSystem:
         nh = self.constrained
         m = self.m
         out = nh._along(nh._momenta_on_C[j]) - nh._force_terms(j)
+        for b, beta in enumerate(nh.constrained_values):  # affine constraints: −X_j(L̄) ∋ λ_b X_j(β^b)
+            if beta != 0 and lam[b] != 0:
+                out += lam[b] * nh.frame.apply(j, beta)
+        if nh._forcing is not None:  # forces added to E(L + λφ) = Q (docs/forces.rst), and −∂p_j/∂t
+            out -= nh._forcing[j]
         for a in range(m, self.n):
             rv = nh._rv(a, j)
             if rv != 0 and lam[a - m] != 0:
@@ -239,14 +239,16 @@ class VakonomicField(EquationDisplay):
     multiplier_rates: tuple
 
     def natural_accelerations(self, natural: bool = True) -> dict:
-        """``q̈^A = X_α^A v̇^α + v^α v^β X_β(X_α^A)`` on C; in ``(q, q_dot, λ)`` with ``natural=True``."""
+        """``q̈^A = X_i^A v̇^i + v^i v^j X_j(X_i^A)`` on C (``v^a = β^a``, ``v̇^a = v^j X_j(β^a)``); in
+        ``(q, q_dot, λ)`` with ``natural=True``."""
         nh = self.system.constrained
-        X, m = nh.frame.vectors, self.system.m
-        v = nh.free_velocities
+        X, n = nh.frame.vectors, self.system.n
+        vC = nh.velocities_on_C
+        rates = tuple(self.accelerations) + tuple(nh._along(b) if b != 0 else sp.S.Zero for b in nh.constrained_values)
         out = {}
         for A, q in enumerate(nh.frame.chart.coordinates):
-            acc = sp.Add(*[X[al, A] * self.accelerations[al] for al in range(m) if X[al, A] != 0])
-            acc += sp.Add(*[v[al] * nh._along(X[al, A]) for al in range(m) if not X[al, A].is_number])
+            acc = sp.Add(*[X[i, A] * rates[i] for i in range(n) if X[i, A] != 0 and rates[i] != 0])
+            acc += sp.Add(*[vC[i] * nh._along(X[i, A]) for i in range(n) if not X[i, A].is_number and vC[i] != 0])
             out[q] = self.system.constrained.to_natural(acc) if natural else acc
         return out
 

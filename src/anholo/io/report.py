@@ -148,6 +148,7 @@ class Report:
             "parameters": [p.name for p in s.chart.parameters],
             "quasi_velocities": [v.name for v in s.bundle.quasi_velocities],
             "lagrangian": str(self.presenter.present(s.lagrangian.natural_expr())),
+            **_loads_header(s),
         }
 
     def _reserved(self) -> set:
@@ -210,6 +211,15 @@ class Report:
         if s.chart.parameters:
             lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
         lines.append(f"L = {self._wide().text(s.lagrangian.natural_expr())}")
+        loads = _loads_header(s)
+        if "forces" in loads:
+            lines.append("Forces:      " + ", ".join(f"Q_{q.name} = {Q}" for q, Q in zip(s.chart.coordinates,
+                                                                                         loads["forces"])))
+        if "inputs" in loads:
+            lines.append("Inputs:      " + ", ".join(loads["inputs"]))
+        if "holonomic" in loads:
+            lines.append("Holonomic:   " + ", ".join(f"{f} = 0" for f in loads["holonomic"])
+                         + " (differentiated into the constraints)")
         summary = self.summary_lines()
         if summary:
             lines += ["", "Summary", "-------"] + [f"  {x}" for x in summary]
@@ -257,6 +267,19 @@ class Report:
     def _repr_latex_(self):
         return self.to_latex()
 
+
+
+def _loads_header(system) -> dict:
+    """Forces, inputs and holonomic constraints of a system for the JSON header (only those it has)."""
+    out = {}
+    forces = getattr(system, "forces", None)
+    if forces is not None:
+        out["forces"] = [str(Q) for Q in forces.total]
+        if forces.inputs:
+            out["inputs"] = [u.name for u in forces.inputs]
+    if getattr(system, "holonomic", ()):
+        out["holonomic"] = [str(f) for f in system.holonomic]
+    return out
 
 
 def _constraint_kind(system) -> str | None:
@@ -336,6 +359,9 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         return cache["nh"]
 
     def chaplygin():
+        if getattr(system, "forces", None) is not None or getattr(system, "lagrangian_time", None) is not None:
+            raise _NotApplicable("the Chaplygin reduction is implemented for time-independent systems without "
+                                 "non-potential forces")
         if "chaplygin" not in cache:
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, nh(), system)
@@ -350,20 +376,20 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             try:
                 block = chaplygin()
                 extra = block.sections if block is not None else ()
-            except AnholoError:
+            except (AnholoError, _NotApplicable):
                 extra = ()
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra])
 
     def vakonomic():
-        if affine():
-            raise _NotApplicable("the vakonomic field is implemented for linear constraints; these are affine")
         return VakonomicSummary.of(nh())
 
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
-        "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None),
+        "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
+                                                          forces=getattr(system, "forces", None),
+                                                          time=getattr(system, "lagrangian_time", None)),
         "nonholonomic": lambda: NonholonomicSummary.of(nh(), tuple(system.constraints)),
         "vakonomic": vakonomic,
         "consistency": consistency,

@@ -39,6 +39,30 @@ frame : array of n arrays of n strings (or numbers), optional
     only: velocities are not allowed.  Absent means the coordinate frame.
 constraints : array of strings, optional
     Expressions, each required to vanish (``constraints[k]``, 0-based).
+time : string, optional
+    The name of the time (e.g. ``"t"``), which constraints, the Lagrangian, the
+    forces and holonomic constraints may use.
+inputs : array of strings, optional
+    Names of control inputs ``u_k`` (real symbols), usable in ``forces``,
+    ``frame_forces`` and constraints.
+forces : array of n strings, optional
+    Generalized non-potential forces ``Q_A``, one per coordinate in coordinate
+    order, in ``q``, ``q_dot``, the time, parameters and inputs.
+frame_forces : array of n strings, optional
+    The same forces by their frame components ``F_i = <Q, X_i>`` (one per frame
+    vector; with ``forces`` both are added).
+dissipation : string, optional
+    A Rayleigh dissipation function ``R(q, q_dot, t)``; it adds ``-dR/dq_dot^A``
+    to the forces.
+quasi_velocities : array of n strings, optional
+    Names of the frame's quasi-velocities ``v^i = θ^i(q_dot)`` (default
+    ``v1 .. vn``).  The Lagrangian, constraints and forces may use them
+    (frame language: ``constraints = ["w - a*omega"]``); names keep their
+    meaning when an adapted frame is built.
+holonomic : array of strings, optional
+    Configuration constraints ``f(q, t) = 0`` (no velocities); they are
+    differentiated into kinematic constraints, and simulations are kept on
+    the surface ``f = 0``.
 values : table, optional
     Default numerical values of parameters (integers or decimals; decimals
     are stored exactly, ``9.81`` is ``981/100``).  Parameters are positive
@@ -95,6 +119,12 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "time",
     "values",
     "symmetry",
+    "inputs",
+    "forces",
+    "frame_forces",
+    "dissipation",
+    "holonomic",
+    "quasi_velocities",
 )
 
 _REQUIRED_FIELDS: tuple[str, ...] = ("name", "coordinates", "lagrangian")
@@ -166,6 +196,15 @@ class SystemSpec:
     #: The ``[symmetry]`` table: ``{"generators": ((expr, ...), ...), "structure_constants":
     #: nested tuple or None, "action": "left" | "right"}``, or None (see :func:`parse_system`).
     symmetry: Mapping[str, Any] | None = field(default=None, hash=False)
+    #: Control inputs (real symbols), generalized forces ``Q_A`` (or None), frame components
+    #: ``F_i`` (or None), a Rayleigh dissipation function (or None) and holonomic constraints.
+    inputs: tuple[sp.Symbol, ...] = ()
+    forces: tuple[sp.Expr, ...] | None = None
+    frame_forces: tuple[sp.Expr, ...] | None = None
+    dissipation: sp.Expr | None = None
+    holonomic: tuple[sp.Expr, ...] = ()
+    #: Names of the frame's quasi-velocities (real symbols), or None for the default ``v1 .. vn``.
+    quasi_velocities: tuple[sp.Symbol, ...] | None = None
 
     def __post_init__(self) -> None:
         # Keep the values read-only whatever mapping was passed.
@@ -188,6 +227,12 @@ class SystemSpec:
         return len(self.coordinates)
 
     @property
+    def has_loads(self) -> bool:
+        """True if the file declares forces, frame forces, a dissipation function or inputs."""
+        return (self.forces is not None or self.frame_forces is not None or self.dissipation is not None
+                or bool(self.inputs))
+
+    @property
     def names(self) -> dict[str, Any]:
         """Every declared name: coordinates, velocities, parameters, functions.
 
@@ -205,6 +250,10 @@ class SystemSpec:
             out[func.__name__] = func
         if self.time is not None:
             out[self.time.name] = self.time
+        for sym in self.inputs:
+            out[sym.name] = sym
+        for sym in self.quasi_velocities or ():
+            out[sym.name] = sym
         return out
 
     def substitute(self, assignments: Mapping[str, str | int | float]) -> SystemSpec:
@@ -305,6 +354,10 @@ class SystemSpec:
             values={p: v for p, v in self.values.items() if p not in replacements},
             symmetry=None if self.symmetry is None else {
                 **self.symmetry, "generators": tuple(tuple(sub(c) for c in g) for g in self.symmetry["generators"])},
+            forces=None if self.forces is None else tuple(sub(c) for c in self.forces),
+            frame_forces=None if self.frame_forces is None else tuple(sub(c) for c in self.frame_forces),
+            dissipation=None if self.dissipation is None else sub(self.dissipation),
+            holonomic=tuple(sub(c) for c in self.holonomic),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -334,6 +387,12 @@ class SystemSpec:
             "values": {str(p): str(v) for p, v in self.values.items()},
             "source": self.source,
             "time": None if self.time is None else str(self.time),
+            "inputs": [str(u) for u in self.inputs],
+            "forces": None if self.forces is None else [str(c) for c in self.forces],
+            "frame_forces": None if self.frame_forces is None else [str(c) for c in self.frame_forces],
+            "dissipation": None if self.dissipation is None else str(self.dissipation),
+            "holonomic": [str(c) for c in self.holonomic],
+            "quasi_velocities": None if self.quasi_velocities is None else [str(v) for v in self.quasi_velocities],
         }
 
     def __str__(self) -> str:
@@ -357,6 +416,17 @@ class SystemSpec:
         if self.constraints:
             lines.append("  constraints:")
             lines.extend(f"    {c} = 0" for c in self.constraints)
+        if self.holonomic:
+            lines.append("  holonomic constraints:")
+            lines.extend(f"    {c} = 0" for c in self.holonomic)
+        if self.inputs:
+            lines.append("  inputs: " + ", ".join(map(str, self.inputs)))
+        if self.forces is not None:
+            lines.append("  forces: " + ", ".join(f"Q_{q} = {c}" for q, c in zip(self.coordinates, self.forces)))
+        if self.frame_forces is not None:
+            lines.append("  frame forces: " + ", ".join(f"F_{i + 1} = {c}" for i, c in enumerate(self.frame_forces)))
+        if self.dissipation is not None:
+            lines.append(f"  dissipation: R = {self.dissipation}")
         if self.time is not None:
             lines.append(f"  time: {self.time}")
         if self.values:
@@ -569,12 +639,12 @@ class _Reader:
         return symbol
 
     def time_free(self, key: str, exprs: list, time: sp.Symbol) -> None:
-        """Only constraints may depend on time: the Lagrangian and the frame may not."""
+        """The frame may not depend on time (the Lagrangian, forces and constraints may)."""
         if any(time in sp.sympify(e).free_symbols for e in exprs):
             raise self.fail(
                 key,
-                f"depends on the time {time}; only constraints may depend on time "
-                "(time-dependent Lagrangians and frames are not supported).",
+                f"depends on the time {time}; a frame must not depend on time "
+                "(the Lagrangian, forces and constraints may).",
             )
 
     def constraints(self, names: Mapping[str, Any]) -> tuple[sp.Expr, ...]:
@@ -703,11 +773,24 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     names.update((f.__name__, f) for f in functions)
 
     time = reader.time(names)
+    inputs = _read_inputs(reader, names)
+    quasi = _read_quasi_velocities(reader, names, len(coords))
     lagrangian = reader.expression("lagrangian", data["lagrangian"], names, numbers=True)
+    used_inputs = sorted(s.name for s in lagrangian.free_symbols & set(inputs))
+    if used_inputs:
+        raise reader.fail("lagrangian", f"uses the input {used_inputs[0]}; inputs enter through `forces` "
+                          "(or constraints), not the Lagrangian.")
     frame = reader.frame(names, coords, velocities)
     if time is not None:
-        reader.time_free("lagrangian", [lagrangian], time)
         reader.time_free("frame", [c for row in (frame or ()) for c in row], time)
+    forces = _read_force_list(reader, "forces", names, len(coords))
+    frame_forces = _read_force_list(reader, "frame_forces", names, len(coords))
+    dissipation = None
+    if "dissipation" in data:
+        dissipation = reader.expression("dissipation", data["dissipation"], names, numbers=True)
+        if dissipation.free_symbols & set(inputs):
+            raise reader.fail("dissipation", "depends on an input; write input forces into `forces`.")
+    holonomic = _read_holonomic(reader, names, coordinates, velocities)
     constraints = reader.constraints(names)
     values = reader.values(parameters, coords)
     symmetry = _read_symmetry(reader, names, coords, velocities)
@@ -725,7 +808,83 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         source=source,
         time=time,
         symmetry=symmetry,
+        inputs=inputs,
+        forces=forces,
+        frame_forces=frame_forces,
+        dissipation=dissipation,
+        holonomic=holonomic,
+        quasi_velocities=quasi,
     )
+
+
+def _read_quasi_velocities(reader: _Reader, names: dict, n: int) -> tuple | None:
+    """``quasi_velocities = ["u", "w", "omega"]``: n names of the frame's quasi-velocities (added to ``names``)."""
+    if "quasi_velocities" not in reader.data:
+        return None
+    value = reader.data["quasi_velocities"]
+    if not isinstance(value, list) or len(value) != n or not all(isinstance(v, str) for v in value):
+        raise reader.fail("quasi_velocities", f"expected an array of {n} names, one per frame vector X_1..X_{n}; "
+                          f"got {value!r}.")
+    out = []
+    for i, name in enumerate(value):
+        reader.check_name("quasi_velocities", i, name)
+        if name in names:
+            raise reader.fail(f"quasi_velocities[{i}]", f"{name!r} is already declared; quasi-velocities need "
+                              "their own names.")
+        sym = sp.Symbol(name, real=True)
+        names[name] = sym
+        out.append(sym)
+    return tuple(out)
+
+
+def _read_inputs(reader: _Reader, names: dict) -> tuple:
+    """``inputs = ["u1", ...]``: real symbols, added to ``names``."""
+    if "inputs" not in reader.data:
+        return ()
+    value = reader.data["inputs"]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise reader.fail("inputs", f'expected an array of names, got {value!r}; write e.g. inputs = ["tau"].')
+    out = []
+    for i, name in enumerate(value):
+        reader.check_name("inputs", i, name)
+        if name in names:
+            raise reader.fail(f"inputs[{i}]", f"{name!r} is already declared; inputs need their own names.")
+        sym = sp.Symbol(name, real=True)
+        names[name] = sym
+        out.append(sym)
+    return tuple(out)
+
+
+def _read_force_list(reader: _Reader, key: str, names, n: int) -> tuple | None:
+    """``forces`` / ``frame_forces``: n expressions (one per coordinate / frame vector), or None."""
+    if key not in reader.data:
+        return None
+    value = reader.data[key]
+    what = "coordinate, in coordinate order" if key == "forces" else "frame vector X_1..X_n"
+    if not isinstance(value, list) or len(value) != n:
+        got = f"{len(value)} entries" if isinstance(value, list) else f"{_toml_type(value)} {value!r}"
+        raise reader.fail(key, f"expected an array of {n} expressions, one per {what}; got {got}.")
+    return tuple(reader.expression(f"{key}[{k}]", e, names, numbers=True) for k, e in enumerate(value))
+
+
+def _read_holonomic(reader: _Reader, names, coordinates, velocities) -> tuple:
+    """``holonomic = ["f(q, t)", ...]``: configuration constraints, free of velocities."""
+    value = reader.data.get("holonomic", [])
+    if not isinstance(value, list):
+        raise reader.fail("holonomic", f'expected an array of strings, got {_toml_type(value)} {value!r}; '
+                          'write e.g. holonomic = ["x^2 + y^2 - l^2"].')
+    out = []
+    for k, c in enumerate(value):
+        expr = reader.expression(f"holonomic[{k}]", c, names, numbers=False)
+        used = sorted(s.name for s in expr.free_symbols & set(velocities))
+        if used:
+            raise reader.fail(f"holonomic[{k}]", f"uses the velocity {used[0]}; holonomic constraints f(q, t) = 0 "
+                              "depend on coordinates (and the time) only — put velocity constraints into "
+                              "`constraints`.")
+        if not expr.free_symbols & set(coordinates):
+            raise reader.fail(f"holonomic[{k}]", f"{c!r} does not depend on the coordinates.")
+        out.append(expr)
+    return tuple(out)
 
 
 def _read_symmetry(reader: _Reader, names, coords, velocities) -> dict | None:

@@ -34,8 +34,9 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from ..algebra import xreplace_dag
-from ..errors import InitialStateError, MissingParameterError, SimulationError
+from ..errors import InitialStateError, InputError, MissingParameterError, SimulationError
 from .ode import FirstOrderSystem
+from .projection import Projector
 from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
@@ -227,6 +228,8 @@ class CompiledSystem:
         Number of initial multipliers the user may give (vakonomic: k).
     ode : FirstOrderSystem or None
         The symbolic system compiled (not pickled: None in worker processes).
+    control_names : tuple of str
+        Control inputs; :meth:`rhs` then needs their values as callables of ``(t, state)``.
     """
 
     kind: str
@@ -240,13 +243,38 @@ class CompiledSystem:
     n_inputs: int
     ode: FirstOrderSystem = field(default=None, repr=False)
     _ns: dict = field(default=None, repr=False)
+    control_names: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_ns", _execute(self.source))
 
     def __reduce__(self):
         return (CompiledSystem, (self.kind, self.name, self.source, self.parameters, dict(self.values),
-                                 self.state_names, self.coordinate_names, self.multiplier_names, self.n_inputs))
+                                 self.state_names, self.coordinate_names, self.multiplier_names, self.n_inputs,
+                                 None, None, self.control_names))
+
+    def controls(self, inputs: Mapping | None) -> tuple:
+        """The control callables ``u_k(t, state)`` in the order of :attr:`control_names` (numbers are
+        constant controls).
+
+        Raises
+        ------
+        InputError
+            If an input has no value, or ``inputs`` names an unknown input.
+        """
+        inputs = dict(inputs or {})
+        given = {}
+        for k, v in inputs.items():
+            name = k.name if isinstance(k, sp.Symbol) else str(k)
+            if name not in self.control_names:
+                raise InputError(f"{name!r} is not an input of this system; its inputs are "
+                                 f"{', '.join(self.control_names) or '(none)'}.")
+            given[name] = v if callable(v) else (lambda t, y, c=float(v): c)
+        missing = [u for u in self.control_names if u not in given]
+        if missing:
+            raise InputError(f"no value for the input(s) {', '.join(missing)}; give them as inputs={{name: "
+                             "function of (t, state) or number} (--input NAME=EXPR on the command line).")
+        return tuple(given[u] for u in self.control_names)
 
     @property
     def dim(self) -> int:
@@ -284,23 +312,45 @@ class CompiledSystem:
         return tuple(merged[p] for p in self.parameters)
 
     # --- functions ---------------------------------------------------------------------------
-    def rhs(self, p: Sequence) -> callable:
-        """``rhs(t, y)`` (a 1-D float array ``y``) for the parameter vector ``p``."""
-        return self._ns["make_rhs"](tuple(float(x) for x in p))
+    def rhs(self, p: Sequence, inputs: Mapping | None = None) -> callable:
+        """``rhs(t, y)`` (a 1-D float array ``y``) for the parameter vector ``p``; with control inputs,
+        ``inputs`` maps each input name to a callable ``u(t, y)`` (or a number)."""
+        f = self._ns["make_rhs"](tuple(float(x) for x in p))
+        if not self.control_names:
+            return f
+        controls = self.controls(inputs)
+
+        def rhs(t, y):
+            return f(t, y, np.array([float(c(t, y)) for c in controls]))
+
+        return rhs
+
+    def control_values(self, Y, T, inputs: Mapping | None) -> np.ndarray:
+        """The inputs along states ``Y`` (``(dim, N)``) at times ``T``: an array ``(k, N)``."""
+        controls = self.controls(inputs)
+        Y, T = np.asarray(Y, float), np.broadcast_to(np.asarray(T, float), np.shape(Y)[1:])
+        return np.array([[float(c(T[j], Y[:, j])) for j in range(Y.shape[1])] for c in controls]).reshape(
+            len(controls), Y.shape[1])
+
+    def _with_controls(self, args, Y, T, inputs):
+        return args + ((self.control_values(Y, T, inputs),) if self.control_names else ())
 
     def natural_velocities(self, Y, p, T=0.0) -> np.ndarray:
         """``q̇`` at states ``Y`` (shape ``(dim, N)``) and times ``T``; returns ``(n, N)``."""
         return _stack(self._ns["natural_velocities"](np.asarray(T, float), np.asarray(Y, float), p),
                       np.shape(Y)[1:], self.n)
 
-    def multipliers(self, Y, p, T=0.0) -> np.ndarray:
-        """Multipliers at states ``Y`` and times ``T``; returns ``(k, N)`` (``k`` = len(multiplier_names))."""
-        return _stack(self._ns["multipliers"](np.asarray(T, float), np.asarray(Y, float), p), np.shape(Y)[1:],
-                      len(self.multiplier_names))
+    def multipliers(self, Y, p, T=0.0, inputs: Mapping | None = None) -> np.ndarray:
+        """Multipliers at states ``Y`` and times ``T`` (with the control ``inputs``, if any); returns
+        ``(k, N)`` (``k`` = len(multiplier_names))."""
+        args = self._with_controls((np.asarray(T, float), np.asarray(Y, float)), Y, T, inputs)
+        return _stack(self._ns["multipliers"](*args, p), np.shape(Y)[1:], len(self.multiplier_names))
 
-    def energy(self, Q, U, p) -> np.ndarray:
-        """``E_L(q, q̇) = q̇^A ∂L/∂q̇^A − L`` at natural states (arrays ``(n, N)``)."""
-        return _stack(self._ns["energy"](np.asarray(Q, float), np.asarray(U, float), p), np.shape(Q)[1:], 1)[0]
+    def energy(self, Q, U, p, T=0.0) -> np.ndarray:
+        """``E_L(q, q̇, t) = q̇^A ∂L/∂q̇^A − L`` at natural states (arrays ``(n, N)``) and times ``T``
+        (a time-dependent L: E is not conserved, ``dE/dt = −∂L/∂t + Q·q̇``, docs/forces.rst)."""
+        return _stack(self._ns["energy"](np.asarray(T, float), np.asarray(Q, float), np.asarray(U, float), p),
+                      np.shape(Q)[1:], 1)[0]
 
     def constraint_functions(self, Q, U, p, T=0.0) -> np.ndarray:
         """``φ_a(q, q̇, t)`` of the constraints as written at times ``T`` (scalar or ``(N,)``);
@@ -311,6 +361,44 @@ class CompiledSystem:
     @property
     def constraint_count(self) -> int:
         return self._ns["_n_constraints"]
+
+    @property
+    def holonomic_count(self) -> int:
+        """Number of holonomic constraints ``f(q, t) = 0`` kept by projection."""
+        return self._ns.get("_n_holonomic", 0)
+
+    def holonomic_functions(self, Q, p, T=0.0) -> np.ndarray:
+        """``f_ν(q, t)`` at coordinates ``Q`` (``(n, N)``) and times ``T``; returns ``(k, N)``."""
+        if not self.holonomic_count:
+            return np.zeros((0,) + np.shape(Q)[1:])
+        return _stack(self._ns["holonomic"](np.asarray(T, float), np.asarray(Q, float), p), np.shape(Q)[1:],
+                      self.holonomic_count)
+
+    def projector(self, p):
+        """The :class:`~anholo.numerics.projection.Projector` onto the holonomic constraints (or None)."""
+        k, n = self.holonomic_count, self.n
+        if not k:
+            return None
+        ns = self._ns
+
+        def col(x):
+            return np.asarray(x, float).reshape(-1, 1)
+
+        def scalars(vals):
+            return np.array([float(np.asarray(v, float).reshape(-1)[0]) for v in vals])
+
+        def f(t, q):
+            return scalars(ns["holonomic"](t, col(q), p))
+
+        def jac(t, q):
+            return scalars(ns["holonomic_jacobian"](t, col(q), p)).reshape(k, n)
+
+        def ft(t, q):
+            return scalars(ns["holonomic_rate"](t, col(q), p))
+
+        natural = self.kind in ("chetaev",) or self.state_names[n:2 * n] == tuple(f"{c}_dot" for c in
+                                                                                 self.coordinate_names)
+        return Projector(f, jac, ft, n, velocities=natural)
 
     def initial_state(self, q0: Sequence, qdot0: Sequence, lambda0: Sequence | None = None, p=None,
                       constraint_tol: float = 1e-9, t0: float = 0.0) -> np.ndarray:
@@ -407,28 +495,43 @@ def compile_system(system) -> CompiledSystem:
 
     constraint_times = time_symbols(ode.constraints)
     velocity_times, multiplier_times = time_symbols(ode.natural_velocities), time_symbols(ode.multipliers)
-    state = [("y", ode.state, "state"), ("p", ode.parameters, "param")]
+    state = [("y", ode.state, "state")] + ([("w", ode.inputs, "arg")] if ode.inputs else []) + [
+        ("p", ode.parameters, "param")]
     L = ode.lagrangian
     energy = sp.Add(*[ui * L.diff(ui) for ui in u]) - L
     sources = [
         _function_source("make_rhs", ode.rates, [("t", tuple(times), "time")] + state, vector=False, factory=True),
-        _function_source("natural_velocities", ode.natural_velocities, [("t", tuple(velocity_times), "time")] + state,
+        _function_source("natural_velocities", ode.natural_velocities, [("t", tuple(velocity_times), "time")]
+                         + [("y", ode.state, "state"), ("p", ode.parameters, "param")],
                          vector=True, factory=False),
         _function_source("multipliers", ode.multipliers, [("t", tuple(multiplier_times), "time")] + state,
                          vector=True, factory=False),
         _function_source("initial_state", ode.initial_state,
                          [("q", q, "arg"), ("u", u, "arg"), ("lam", ode.multiplier_inputs, "arg"),
                           ("p", ode.parameters, "param")], vector=True, factory=False),
-        _function_source("energy", [energy], [("q", q, "arg"), ("u", u, "arg"), ("p", ode.parameters, "param")],
+        _function_source("energy", [energy], [("t", tuple(time_symbols([energy])), "time"), ("q", q, "arg"),
+                                              ("u", u, "arg"), ("p", ode.parameters, "param")],
                          vector=True, factory=False),
         _function_source("constraints", ode.constraints,
                          [("t", tuple(constraint_times), "time"), ("q", q, "arg"), ("u", u, "arg"),
                           ("p", ode.parameters, "param")], vector=True, factory=False),
         f"_n_constraints = {len(ode.constraints)}\n_constraint_text = {tuple(str(c) for c in ode.constraints)!r}\n",
     ]
+    if ode.holonomic:  # f(q, t), ∂f/∂q and ∂f/∂t for the projection (anholo.numerics.projection)
+        hol_t = ode.time if ode.time is not None else sp.Symbol("t", real=True)
+        jac = [f.diff(qA) for f in ode.holonomic for qA in q]
+        groups = [("t", (hol_t,), "time"), ("q", q, "arg"), ("p", ode.parameters, "param")]
+        sources += [
+            _function_source("holonomic", ode.holonomic, groups, vector=True, factory=False),
+            _function_source("holonomic_jacobian", jac, groups, vector=True, factory=False),
+            _function_source("holonomic_rate", [f.diff(hol_t) for f in ode.holonomic], groups, vector=True,
+                             factory=False),
+        ]
+    sources.append(f"_n_holonomic = {len(ode.holonomic)}\n")
     values = {p.name: v for p, v in ode.values.items()}
     return CompiledSystem(ode.kind, ode.name, "\n".join(sources), tuple(p.name for p in ode.parameters), values,
-                          ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode)
+                          ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode,
+                          control_names=tuple(u.name for u in ode.inputs))
 
 
 def compile_functions(exprs: Sequence, coordinates: Sequence, velocities: Sequence, parameters: Sequence):

@@ -26,6 +26,7 @@ from scipy.integrate import solve_ivp
 
 from ..errors import IntegrationError, SimulationError
 from .compile import CompiledSystem, compile_system
+from .projection import integrate_projected
 from .monitors import energy
 from .monitors import energy_drift
 from .monitors import constraint_residuals
@@ -136,6 +137,12 @@ class Trajectory:
         """``φ_a(q, q̇)`` along the motion, shape ``(k, N)``."""
         return constraint_residuals(self)
 
+    def holonomic_residuals(self) -> np.ndarray:
+        """``f_ν(q, t)`` of the holonomic constraints along the motion, shape ``(k, N)`` (the residual monitor
+        of :mod:`anholo.numerics.projection`; empty without holonomic constraints)."""
+        with np.errstate(all="ignore"):
+            return self.system.holonomic_functions(self.q, self._p, self.t)
+
     # --- output ----------------------------------------------------------------------------
     def columns(self, multipliers: bool | None = None) -> dict:
         """``{"t": t, <coordinate>: q, …, <coordinate>_dot: q̇, …, lambda1: …}`` (multipliers for vakonomic runs
@@ -195,7 +202,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
              parameters: Mapping | None = None, method: str = DEFAULT_METHOD, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, t_eval=None, points: int | None = None, events=None,
              dense_output: bool = False, constraint_tol: float = 1e-9, progress: bool = False,
-             progress_stream=None, **options) -> Trajectory:
+             progress_stream=None, inputs: Mapping | None = None, project: bool = True, **options) -> Trajectory:
     """Integrate a field from natural initial data.
 
     Parameters
@@ -220,6 +227,14 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         Passed to ``solve_ivp``.  Event functions are called as ``event(t, state)``.
     progress : bool
         Report the integration time on stderr (about once a second).
+    project : bool
+        With holonomic constraints ``f(q, t) = 0`` (a system file's ``holonomic``): project the state
+        onto them after every step (default; :mod:`anholo.numerics.projection`), so that
+        ``max|f|`` stays at round-off (:meth:`Trajectory.holonomic_residuals`).  Needs an explicit
+        one-step method (DOP853, RK45, RK23) and no events.
+    inputs : mapping, optional
+        Control inputs of a system with ``inputs``: name → callable ``u(t, state)`` (the
+        state of the compiled system, e.g. ``(q, v^α)`` on C) or a number (docs/forces.rst).
 
     Raises
     ------
@@ -260,16 +275,24 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
             raise SimulationError(f"points must be at least 2, got {points}.")
         t_eval = np.linspace(t0, t1, int(points))
     y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol, t0=t0)
-    rhs = compiled.rhs(p)
+    rhs = compiled.rhs(p, inputs)
     wrapper = None
     if progress:
         wrapper = _Progress(rhs, t0, t1, progress_stream or sys.stderr, f"integrating {compiled.kind}")
         rhs = wrapper
     start = time.perf_counter()
+    projector = compiled.projector(p) if project and compiled.kind != "euler-lagrange" else None
+    if projector is not None and (events is not None or dense_output or options):
+        raise SimulationError("with holonomic constraints kept by projection, events, dense_output and extra "
+                              "solver options are not available; pass project=False to integrate without it.")
     try:
         with np.errstate(all="ignore"):
-            res = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
-                            events=events, dense_output=dense_output, **options)
+            if projector is not None:
+                res = integrate_projected(rhs, (t0, t1), y0, projector, method=method, rtol=rtol, atol=atol,
+                                          t_eval=t_eval)
+            else:
+                res = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                                events=events, dense_output=dense_output, **options)
     except (ZeroDivisionError, OverflowError, ValueError) as exc:
         raise IntegrationError(
             f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}); the frame, the "
@@ -291,7 +314,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         )
     with np.errstate(all="ignore"):
         qdot = compiled.natural_velocities(Y, p, res.t)
-        mult = compiled.multipliers(Y, p, res.t)
+        mult = compiled.multipliers(Y, p, res.t, inputs)
     return Trajectory(t=res.t, states=Y, q=Y[:compiled.n], qdot=qdot, multipliers=mult, system=compiled,
                       parameters=pdict, sol=res.sol, t_events=res.t_events, y_events=res.y_events, nfev=res.nfev,
                       method=method if isinstance(method, str) else method.__name__, wall_time=wall,

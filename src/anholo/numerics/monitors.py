@@ -31,7 +31,7 @@ __all__ = ["energy", "energy_drift", "constraint_residuals", "momentum_map", "cy
 def energy(traj) -> np.ndarray:
     """``E_L(q(t), q̇(t))`` along the trajectory, shape ``(N,)``."""
     with np.errstate(all="ignore"):
-        return traj.system.energy(traj.q, traj.qdot, traj._p)
+        return traj.system.energy(traj.q, traj.qdot, traj._p, traj.t)
 
 
 def energy_drift(traj) -> np.ndarray:

@@ -40,6 +40,7 @@ import sympy as sp
 
 from ..algebra import invert
 from ..dynamics.chetaev import ChetaevSystem
+from ..dynamics.forces import control_affine
 from ..dynamics.nonholonomic import NonholonomicField
 from ..dynamics.vakonomic import VakonomicField, VakonomicSystem
 from ..errors import DimensionError, SimulationError
@@ -94,6 +95,13 @@ class FirstOrderSystem:
         A title for reports and plots.
     time : Symbol or None
         The time symbol of time-dependent rates (default: a symbol named ``t``, if any).
+    inputs : tuple of Symbol
+        Control inputs ``u_k`` the rates (and multipliers) use; numerics take them as callables of
+        ``(t, state)`` (docs/forces.rst).  The rates are then ``f_0 + Σ_k u_k g_k`` when the
+        forces are affine in the inputs (:meth:`control_affine`).
+    holonomic : tuple of Expr
+        Holonomic constraints ``f(q, t) = 0`` the motion must stay on (their derivatives are among the
+        ``constraints``); :func:`~anholo.numerics.simulate` projects onto them after every step.
     """
 
     kind: str
@@ -112,8 +120,12 @@ class FirstOrderSystem:
     values: dict = field(default_factory=dict)
     name: str = ""
     time: sp.Symbol = None
+    inputs: tuple = ()
+    holonomic: tuple = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "inputs", tuple(self.inputs or ()))
+        object.__setattr__(self, "holonomic", tuple(sp.sympify(f) for f in (self.holonomic or ())))
         for attr in ("coordinates", "velocities", "state", "rates", "natural_velocities", "initial_state",
                      "constraints", "multipliers", "multiplier_inputs"):
             object.__setattr__(self, attr, tuple(sp.sympify(e) for e in getattr(self, attr)))
@@ -131,9 +143,10 @@ class FirstOrderSystem:
             object.__setattr__(self, "multiplier_names",
                                tuple(f"lambda{a + 1}" for a in range(len(self.multipliers))))
         if self.parameters is None:
-            known = set(self.state) | set(self.coordinates) | set(self.velocities) | set(self.multiplier_inputs)
+            known = (set(self.state) | set(self.coordinates) | set(self.velocities) | set(self.multiplier_inputs)
+                     | set(self.inputs))
             exprs = (self.rates + self.natural_velocities + self.initial_state + self.multipliers
-                     + self.constraints + (self.lagrangian,))
+                     + self.constraints + self.holonomic + (self.lagrangian,))
             used = set()
             for e in exprs:
                 used |= e.free_symbols
@@ -162,6 +175,10 @@ class FirstOrderSystem:
     @property
     def coordinate_names(self) -> tuple:
         return tuple(q.name for q in self.coordinates)
+
+    def control_affine(self) -> tuple:
+        """``(f_0, (g_1, …))`` with rates ``= f_0 + Σ_k u_k g_k`` (raises InputError if not affine)."""
+        return control_affine(self.rates, self.inputs)
 
     def with_values(self, values: Mapping) -> "FirstOrderSystem":
         """The same system with other default parameter values (merged into the current ones)."""
@@ -232,7 +249,13 @@ def from_nonholonomic(field_, *, values: Mapping | None = None, name: str = "") 
     return FirstOrderSystem("nonholonomic", q, u, q + va, tuple(qdot) + tuple(field_.accelerations), qdot, init, L,
                             constraints=tuple(nh.constraints.expressions), multipliers=mult,
                             multiplier_names=tuple(f"lambda{a + 1}" for a in range(len(mult))),
-                            values=dict(values or {}), name=name)
+                            values=dict(values or {}), name=name, **_forcing_of(nh))
+
+
+def _forcing_of(nh) -> dict:
+    """``time`` and ``inputs`` of a problem with forces (keyword arguments of FirstOrderSystem)."""
+    forces = getattr(nh, "forces", None)
+    return {"time": getattr(nh, "time", None), "inputs": forces.inputs if forces is not None else ()}
 
 
 def _natural_lagrangian(nh) -> sp.Expr:
@@ -258,7 +281,8 @@ def from_vakonomic(field_, *, values: Mapping | None = None, name: str = "") -> 
     va, lam = nh.free_velocities, vak.multipliers
     n, m = nh.n, nh.m
     X = F.vectors
-    qdot = tuple(sp.Add(*[X[al, A] * va[al] for al in range(m) if X[al, A] != 0]) for A in range(n))
+    vC = nh.velocities_on_C  # (v^α, β^a): affine constraints move q along X_a β^a too
+    qdot = tuple(sp.Add(*[X[i, A] * vC[i] for i in range(n) if X[i, A] != 0 and vC[i] != 0]) for A in range(n))
     M = sp.Matrix(nh.form_matrix)
     written_in = tuple(sp.Symbol(f"{s.name}_written0", real=True) for s in lam)
     identity = M == sp.eye(M.rows)
@@ -269,7 +293,7 @@ def from_vakonomic(field_, *, values: Mapping | None = None, name: str = "") -> 
     return FirstOrderSystem("vakonomic", q, u, q + va + lam, qdot + tuple(field_.accelerations) + tuple(field_.multiplier_rates),
                             qdot, init, L, constraints=tuple(nh.constraints.expressions),
                             multipliers=tuple(lam_written), multiplier_names=tuple(s.name for s in lam),
-                            multiplier_inputs=written_in, values=dict(values or {}), name=name)
+                            multiplier_inputs=written_in, values=dict(values or {}), name=name, **_forcing_of(nh))
 
 
 def first_order_system(field_, *, lagrangian=None, values: Mapping | None = None, name: str = "") -> FirstOrderSystem:
@@ -334,7 +358,10 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
     values = {p: v for p, v in (system.values or {}).items()}
     name = system.name
     if field == "euler-lagrange":
-        return from_euler_lagrange(system.lagrangian, values=values, name=name)
+        if getattr(system, "forces", None) is None and getattr(system, "lagrangian_time", None) is None:
+            return from_euler_lagrange(system.lagrangian, values=values, name=name)
+        ode = _el_system(system.euler_lagrange_field(), system.lagrangian.natural_expr(), values, name)
+        return _replace(ode, time=system.lagrangian_time, inputs=tuple(system.inputs), parameters=None)
     if field not in FIELDS:
         raise SimulationError(f"unknown field {field!r}; choose one of {', '.join(FIELDS)}.")
     if not system.has_constraints:
@@ -342,19 +369,28 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
             f"{name!r} has no constraints, so the {field} field is its Euler–Lagrange field; use "
             "field 'euler-lagrange'."
         )
+    holonomic = tuple(getattr(system, "holonomic", ()))
     if field == "chetaev":
-        return _chetaev_system(system, values, name)
-    nh = regular_nonholonomic(system, dependent=dependent)
-    if field == "nonholonomic":
-        return from_nonholonomic(nh.field(), values=values, name=name)
-    return from_vakonomic(VakonomicSystem(nh).field(), values=values, name=name)
+        ode = _chetaev_system(system, values, name)
+    else:
+        nh = regular_nonholonomic(system, dependent=dependent)
+        if field == "nonholonomic":
+            ode = from_nonholonomic(nh.field(), values=values, name=name)
+        else:
+            ode = from_vakonomic(VakonomicSystem(nh).field(), values=values, name=name)
+    if not holonomic:
+        return ode
+    return _replace(ode, holonomic=holonomic, time=ode.time or system.time, parameters=None,
+                    values={**ode.values, **values})
 
 
 def _chetaev_system(system, values, name) -> FirstOrderSystem:
     problem = system.chetaev() if hasattr(system, "chetaev") else ChetaevSystem(system.lagrangian, list(system.constraints))
     fld = problem.field()
-    return _adapt(fld.first_order_system(), fld, values, name, lagrangian=system.lagrangian.natural_expr(),
-                  constraints=tuple(system.constraints))
+    ode = _adapt(fld.first_order_system(), fld, values, name, lagrangian=system.lagrangian.natural_expr(),
+                 constraints=tuple(system.constraints))
+    inputs = tuple(getattr(system, "inputs", ()))
+    return _replace(ode, inputs=inputs, parameters=None) if inputs else ode
 
 
 def _adapt(other, field_, values, name, lagrangian=None, constraints=None) -> FirstOrderSystem:

@@ -1,9 +1,11 @@
-r"""The class of seed 004 §7.1: the vertical disk is consistent, the knife edge is not.
+r"""The Crampin–Mestdag class: the vertical disk is consistent, the knife edge is not.
+==================================================================================
 
-Coordinates :math:`(r_1, r_2, s^1, \dots, s^k)`, constraints
+The class of systems of §7.1 of :cite:t:`CrampinMestdag2010`: coordinates
+:math:`(r_1, r_2, s^1, \dots, s^k)`, constraints
 :math:`\dot s^i = A_i(r_2)\,\dot r_1` and
 :math:`L = \tfrac12\bigl(I_1\dot r_1^2 + I_2\dot r_2^2 + \sum_i m_i (\dot s^i)^2\bigr)`
-(THEORY §9).  The translations in :math:`s` make it a Chaplygin system: in the
+(:ref:`theory-worked-examples`).  The translations in :math:`s` make it a Chaplygin system: in the
 Chaplygin frame :math:`X_1 = \partial_{r_1} + A_i\,\partial_{s^i}`,
 :math:`X_2 = \partial_{r_2}`, :math:`X_{2+i} = \partial_{s^i}` the curvature is
 :math:`R^{2+i}_{12} = -A_i'(r_2)`, the momenta are :math:`p_i = m_i \dot s^i`
@@ -16,7 +18,7 @@ and the Chaplygin condition :math:`p_a R^a_{\alpha\beta} v^\beta = 0` on
 
 i.e. the coefficient :math:`I_1 + \sum_i m_i A_i^2` of :math:`(v^1)^2` in
 :math:`L_c` is constant.  Then the section :math:`\sigma = -p` is strongly
-consistent (THEORY §7): the vakonomic motion whose multipliers start at
+consistent (:ref:`theory-chaplygin`): the vakonomic motion whose multipliers start at
 :math:`\lambda(0) = -p(0)` *is* the nonholonomic motion.  The script asks
 :func:`~anholo.analysis.consistency.strong_consistency` for the verdict on
 :math:`\sigma = -p` of three members (the printed output), then integrates two
@@ -39,22 +41,20 @@ components: :math:`\lambda'_i(0) = \sigma_i = -m_i \dot s^i(0)`.
 """
 
 import math
-import sys
-from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from anholo import plotting
+from anholo.analysis.consistency import Section, strong_consistency
+from anholo.examples import seed004_class
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
-from anholo import plotting  # noqa: E402
-from anholo.analysis.consistency import Section, strong_consistency  # noqa: E402
-from anholo.examples import seed004_class  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
+# %%
+# Two helpers: the verdict on :math:`\sigma = -p` for a member given by its
+# :math:`A_i`, and both motions of a member from one state.
 
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
 T = 8.0
 
 
@@ -73,6 +73,8 @@ def both_motions(A, q0, qdot0, title, masses=None):
     vak = simulate(compile_system(from_system(system, "vakonomic")), T, q0, qdot0, lambda0, points=161)
     return nh, vak
 
+# %%
+# The vertical disk and the knife edge from states on :math:`C`:
 
 # Vertical disk: R = 1, r1 = rolling angle, r2 = heading; x_dot = cos(r2) r1_dot, y_dot = sin(r2) r1_dot.
 disk_A = ["R*cos(r2)", "R*sin(r2)"]
@@ -84,6 +86,9 @@ knife_A = ["tan(r2)"]
 r2, r1dot, r2dot = 0.0, 1.0, 0.15
 knife_nh, knife_vak = both_motions(knife_A, [0, r2, 0], [r1dot, r2dot, math.tan(r2) * r1dot], "knife edge")
 
+# %%
+# The verdicts, and how far apart the motions get:
+
 verdicts = {"vertical disk": minus_p_verdict(disk_A, ["m", "m"]), "knife edge": minus_p_verdict(knife_A),
             "nonholonomic particle": minus_p_verdict(["r2"])}
 for name, verdict in verdicts.items():
@@ -92,12 +97,20 @@ disk_gap = np.abs(disk_nh.q - disk_vak.q).max(axis=0)
 knife_gap = np.abs(knife_nh.q - knife_vak.q).max(axis=0)
 print(f"vertical disk: max |q_nh - q_vak| = {disk_gap.max():.1e};  knife edge: max |q_nh - q_vak| = {knife_gap.max():.2f}")
 
+# %%
+# The vertical disk: one motion.
+
 fig = plotting.plot_comparison([disk_nh, disk_vak], ["nonholonomic", "vakonomic"], ["r1", "s1", "s2"])
 fig.axes[0].set_title("vertical disk, lambda(0) = -p(0): one motion")
-plotting.save_figure(fig, OUT / "class_1_disk.png")
+
+# %%
+# The knife edge: two motions.
+
 fig = plotting.plot_comparison([knife_nh, knife_vak], ["nonholonomic", "vakonomic"], ["r1", "r2", "s1"])
 fig.axes[0].set_title("knife edge, lambda(0) = -p(0): two motions")
-plotting.save_figure(fig, OUT / "class_2_knife.png")
+
+# %%
+# The distance between the motions, on a log scale:
 
 fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
 ax.semilogy(disk_nh.t, np.maximum(disk_gap, 1e-17), label="vertical disk")
@@ -106,4 +119,5 @@ ax.set_xlabel("t")
 ax.set_ylabel("max |q_nh - q_vak|")
 ax.legend(loc="best", fontsize="small")
 ax.grid(True, which="both", alpha=0.3)
-plotting.save_figure(fig, OUT / "class_3_gap.png")
+
+plt.show()

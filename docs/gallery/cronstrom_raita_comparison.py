@@ -1,8 +1,9 @@
-r"""Vakonomic against d'Alembert: equal for an integrable constraint, apart at :math:`O(t^3)` otherwise.
+r"""Vakonomic against d'Alembert: equal for an integrable constraint, apart at order t³ otherwise.
+==============================================================================================
 
 For one linear constraint :math:`a(q)\cdot\dot q = 0` and
 :math:`L = \tfrac12|\dot q|^2`, the two dynamics at the same state differ by
-(seed 003, in the convention :math:`L + \lambda\varphi`)
+(:cite:t:`CronstromRaita2009`, in the convention :math:`L + \lambda\varphi`)
 
 .. math::
 
@@ -12,7 +13,7 @@ with :math:`\Pi_W` the :math:`W`-orthogonal projection onto :math:`\ker a`.
 It vanishes for every multiplier iff :math:`i_{\dot q}da \parallel a` for every
 constrained velocity, i.e. iff :math:`a\wedge da = 0` (Frobenius).  The initial
 multiplier :math:`\lambda(t_0)` is a free datum of the vakonomic problem
-(THEORY §10, the correction to seed 003).
+(a correction to :cite:t:`CronstromRaita2009`, see :ref:`theory-errata`).
 
 * **Integrable:** :math:`x\dot y - y\dot x = 0` (the bundled
   ``conformal_constraint``; integrating factor :math:`1/(x^2+y^2)`, the
@@ -28,28 +29,24 @@ multiplier :math:`\lambda(t_0)` is a free datum of the vakonomic problem
   computed separation on the predicted :math:`|c|\,t^3` line.
 """
 
-import sys
-from pathlib import Path
+import matplotlib.pyplot as plt
+import numpy as np
 
-import matplotlib
+from anholo import plotting
+from anholo.analysis.comparison import compare_methods
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.system import System
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from anholo import plotting  # noqa: E402
-from anholo.analysis.comparison import compare_methods  # noqa: E402
-from anholo.numerics import compile_system, from_system, simulate  # noqa: E402
-from anholo.system import System  # noqa: E402
-
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
-
+# %%
+# A helper: both motions from one state.
 
 def motions(system, q0, qdot0, lambda0, T, **times):
     nh = simulate(compile_system(from_system(system, "nonholonomic")), T, q0, qdot0, **times)
     vak = simulate(compile_system(from_system(system, "vakonomic")), T, q0, qdot0, lambda0, **times)
     return nh, vak
 
+# %%
+# The integrable constraint: one motion for any multiplier.
 
 # Integrable: x y_dot - y x_dot = 0.
 conformal = System.load("conformal_constraint")
@@ -58,6 +55,10 @@ print("x*y_dot - y*x_dot:", "; ".join(conformal_cmp.statements()))
 c_nh, c_vak = motions(conformal, [1.0, 0.5, 0.0], [0.4, 0.2, 0.3], [0.7], 5.0, points=101)
 integrable_gap = np.abs(c_nh.q - c_vak.q).max()
 print(f"  lambda(0) = 0.7: max |q_nh - q_vak| = {integrable_gap:.1e}")
+
+# %%
+# The nonholonomic particle: the predicted third-order coefficient and the
+# computed separation.
 
 # Not integrable: z_dot - y x_dot = 0, lambda(0) = 0.
 particle = System.load("nonholonomic_particle")
@@ -75,6 +76,9 @@ print("  (q_vak - q_nh)/t^3 at t = 0.01:", np.round(ratio, 6))
 _, p_vak2 = motions(particle, q0, qdot0, [0.5], 1.0, t_eval=times)
 gap2 = np.abs(p_nh.q - p_vak2.q).max(axis=0)[1:]
 
+# %%
+# The separation on a log-log scale, with the predicted :math:`|c|\,t^3`:
+
 fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
 t = times[1:]
 ax.loglog(t, gap, "o", ms=3, label="z_dot = y x_dot, lambda(0) = 0: max |q_vak - q_nh|")
@@ -87,7 +91,11 @@ ax.set_ylabel("separation")
 ax.set_ylim(1e-17, 10)
 ax.legend(loc="lower right", fontsize="small")
 ax.grid(True, which="both", alpha=0.3)
-plotting.save_figure(fig, OUT / "seed003_1_separation.png")
+
+# %%
+# The integrable constraint: one motion.
+
 fig = plotting.plot_comparison([c_nh, c_vak], ["nonholonomic", "vakonomic, lambda(0) = 0.7"], ["x", "y", "z"])
 fig.axes[0].set_title("x y_dot - y x_dot = 0: one motion")
-plotting.save_figure(fig, OUT / "seed003_2_integrable.png")
+
+plt.show()

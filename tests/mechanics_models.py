@@ -1,0 +1,163 @@
+"""Models of sympy's own tests, built exactly as sympy builds them (no anholo code here).
+
+* :func:`rolling_disc` — ``test_rolling_disc`` of sympy/physics/mechanics/tests/test_kane.py
+  (contact point at rest, body rates as speeds, no contact coordinates).
+* :func:`rolling_disc_contact` — ``_create_rolling_disc`` of test_kane5.py (contact point
+  coordinates, dependent speeds, nonholonomic constraints).
+* :func:`whipple_bicycle` — ``test_bicycle`` of test_kane3.py (Meijaard et al. (2007) benchmark
+  geometry; wheel angles and rear contact position not introduced) with the paper's values.
+
+Each returns ``(KanesMethod after kanes_equations, parameter values)``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy import acos, cos, pi, sin, sqrt, symbols
+from sympy.physics.mechanics import (KanesMethod, Point, ReferenceFrame, RigidBody, cross, dot,
+                                     dynamicsymbols, inertia)
+
+
+def rolling_disc(motor=False):
+    """With ``motor=True``, also a torque ``Tm L.y`` on the disc and a drag ``−c v`` at its centre."""
+    q1, q2, q3, u1, u2, u3 = dynamicsymbols('q1 q2 q3 u1 u2 u3')
+    r, m, g = symbols('r m g')
+    N = ReferenceFrame('N')
+    Y = N.orientnew('Y', 'Axis', [q1, N.z])
+    L = Y.orientnew('L', 'Axis', [q2, Y.x])
+    R = L.orientnew('R', 'Axis', [q3, L.y])
+    w_R_N_qd = R.ang_vel_in(N)
+    R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
+    C = Point('C')
+    C.set_vel(N, 0)
+    Dmc = C.locatenew('Dmc', r * L.z)
+    Dmc.v2pt_theory(C, N, R)
+    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
+    kd = [dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
+    ForceList = [(Dmc, - m * g * Y.z)]
+    values = {r: 0.26, m: 3.43, g: 9.81}
+    if motor:
+        Tm, c = symbols('Tm c')
+        ForceList += [(R, Tm * L.y), (Dmc, -c * Dmc.vel(N))]
+        values.update({Tm: 0.7, c: 0.4})
+    BodyD = RigidBody('BodyD', Dmc, R, m, (I, Dmc))
+    KM = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
+    KM.kanes_equations([BodyD], ForceList)
+    return KM, values
+
+
+def rolling_disc_contact():
+    t = dynamicsymbols._t
+    q1, q2, q3, q4, q5, u1, u2, u3, u4, u5 = dynamicsymbols('q1:6 u1:6')
+    g, r, m = symbols('g r m')
+    ground = RigidBody('ground')
+    disc = RigidBody('disk', mass=m)
+    disc.inertia = (m * r ** 2 / 4 * inertia(disc.frame, 1, 2, 1), disc.masscenter)
+    ground.masscenter.set_vel(ground.frame, 0)
+    disc.masscenter.set_vel(disc.frame, 0)
+    int_frame = ReferenceFrame('int_frame')
+    int_frame.orient_body_fixed(ground.frame, (q1, q2, 0), 'zxy')
+    disc.frame.orient_axis(int_frame, int_frame.y, q3)
+    g_w_d = disc.frame.ang_vel_in(ground.frame)
+    disc.frame.set_ang_vel(ground.frame, u1 * disc.x + u2 * disc.y + u3 * disc.z)
+    cp = ground.masscenter.locatenew('contact_point', q4 * ground.x + q5 * ground.y)
+    cp.set_vel(ground.frame, u4 * ground.x + u5 * ground.y)
+    disc.masscenter.set_pos(cp, r * int_frame.z)
+    disc.masscenter.set_vel(ground.frame, cross(disc.frame.ang_vel_in(ground.frame), disc.masscenter.pos_from(cp)))
+    kdes = [g_w_d.dot(disc.x) - u1, g_w_d.dot(disc.y) - u2, g_w_d.dot(disc.z) - u3, q4.diff(t) - u4,
+            q5.diff(t) - u5]
+    v0 = cp.vel(ground.frame) + cross(disc.frame.ang_vel_in(int_frame), cp.pos_from(disc.masscenter))
+    fnh = [v0.dot(ground.x), v0.dot(ground.y)]
+    loads = [(disc.masscenter, -disc.mass * g * ground.z)]
+    KM = KanesMethod(ground.frame, [q1, q2, q3, q4, q5], [u1, u2, u3], kdes, u_dependent=[u4, u5],
+                     velocity_constraints=fnh, bodies=[disc], forcelist=loads, explicit_kinematics=False,
+                     constraint_solver='LU')
+    KM.kanes_equations()
+    return KM, {g: 9.81, r: 0.26, m: 3.43}
+
+
+def whipple_bicycle():
+    q1, q2, q4, q5 = dynamicsymbols('q1 q2 q4 q5')
+    q1d, q2d, q4d, q5d = dynamicsymbols('q1 q2 q4 q5', 1)
+    u1, u2, u3, u4, u5, u6 = dynamicsymbols('u1 u2 u3 u4 u5 u6')
+    WFrad, WRrad, htangle, forkoffset = symbols('WFrad WRrad htangle forkoffset')
+    forklength, framelength, forkcg1 = symbols('forklength framelength forkcg1')
+    forkcg3, framecg1, framecg3, Iwr11 = symbols('forkcg3 framecg1 framecg3 Iwr11')
+    Iwr22, Iwf11, Iwf22, Iframe11 = symbols('Iwr22 Iwf11 Iwf22 Iframe11')
+    Iframe22, Iframe33, Iframe31, Ifork11 = symbols('Iframe22 Iframe33 Iframe31 Ifork11')
+    Ifork22, Ifork33, Ifork31, g = symbols('Ifork22 Ifork33 Ifork31 g')
+    mframe, mfork, mwf, mwr = symbols('mframe mfork mwf mwr')
+    N = ReferenceFrame('N')
+    Y = N.orientnew('Y', 'Axis', [q1, N.z])
+    R = Y.orientnew('R', 'Axis', [q2, Y.x])
+    Frame = R.orientnew('Frame', 'Axis', [q4 + htangle, R.y])
+    WR = ReferenceFrame('WR')
+    TempFrame = Frame.orientnew('TempFrame', 'Axis', [-htangle, Frame.y])
+    Fork = Frame.orientnew('Fork', 'Axis', [q5, Frame.x])
+    TempFork = Fork.orientnew('TempFork', 'Axis', [-htangle, Fork.y])
+    WF = ReferenceFrame('WF')
+    WR_cont = Point('WR_cont')
+    WR_mc = WR_cont.locatenew('WR_mc', WRrad * R.z)
+    Steer = WR_mc.locatenew('Steer', framelength * Frame.z)
+    Frame_mc = WR_mc.locatenew('Frame_mc', - framecg1 * Frame.x + framecg3 * Frame.z)
+    Fork_mc = Steer.locatenew('Fork_mc', - forkcg1 * Fork.x + forkcg3 * Fork.z)
+    WF_mc = Steer.locatenew('WF_mc', forklength * Fork.x + forkoffset * Fork.z)
+    WF_cont = WF_mc.locatenew('WF_cont', WFrad * (dot(Fork.y, Y.z) * Fork.y - Y.z).normalize())
+    Y.set_ang_vel(N, u1 * Y.z)
+    R.set_ang_vel(Y, u2 * R.x)
+    WR.set_ang_vel(Frame, u3 * Frame.y)
+    Frame.set_ang_vel(R, u4 * Frame.y)
+    Fork.set_ang_vel(Frame, u5 * Fork.x)
+    WF.set_ang_vel(Fork, u6 * Fork.y)
+    WR_cont.set_vel(N, 0)
+    WR_mc.v2pt_theory(WR_cont, N, WR)
+    Steer.v2pt_theory(WR_mc, N, Frame)
+    Frame_mc.v2pt_theory(WR_mc, N, Frame)
+    Fork_mc.v2pt_theory(Steer, N, Fork)
+    WF_mc.v2pt_theory(Steer, N, Fork)
+    WF_cont.v2pt_theory(WF_mc, N, WF)
+    Frame_I = (inertia(TempFrame, Iframe11, Iframe22, Iframe33, 0, 0, Iframe31), Frame_mc)
+    Fork_I = (inertia(TempFork, Ifork11, Ifork22, Ifork33, 0, 0, Ifork31), Fork_mc)
+    WR_I = (inertia(Frame, Iwr11, Iwr22, Iwr11), WR_mc)
+    WF_I = (inertia(Fork, Iwf11, Iwf22, Iwf11), WF_mc)
+    BodyFrame = RigidBody('BodyFrame', Frame_mc, Frame, mframe, Frame_I)
+    BodyFork = RigidBody('BodyFork', Fork_mc, Fork, mfork, Fork_I)
+    BodyWR = RigidBody('BodyWR', WR_mc, WR, mwr, WR_I)
+    BodyWF = RigidBody('BodyWF', WF_mc, WF, mwf, WF_I)
+    kd = [q1d - u1, q2d - u2, q4d - u4, q5d - u5]
+    conlist_speed = [WF_cont.vel(N) & Y.x, WF_cont.vel(N) & Y.y, WF_cont.vel(N) & Y.z]
+    conlist_coord = [WF_cont.pos_from(WR_cont) & Y.z]
+    FL = [(Frame_mc, -mframe * g * Y.z), (Fork_mc, -mfork * g * Y.z), (WF_mc, -mwf * g * Y.z),
+          (WR_mc, -mwr * g * Y.z)]
+    BL = [BodyFrame, BodyFork, BodyWR, BodyWF]
+    KM = KanesMethod(N, q_ind=[q1, q2, q5], q_dependent=[q4], configuration_constraints=conlist_coord,
+                     u_ind=[u2, u3, u5], u_dependent=[u1, u4, u6], velocity_constraints=conlist_speed,
+                     kd_eqs=kd, constraint_solver="CRAMER")
+    KM.kanes_equations(BL, FL)
+    # the benchmark values (Meijaard et al. 2007), as in sympy's test
+    PaperRadRear = 0.3
+    PaperRadFront = 0.35
+    HTA = (pi / 2 - pi / 10).evalf()
+    TrailPaper = 0.08
+    rake = (-(TrailPaper * sin(HTA) - (PaperRadFront * cos(HTA)))).evalf()
+    PaperWb = 1.02
+    PaperFrameCgX = 0.3
+    PaperFrameCgZ = 0.9
+    PaperForkCgX = 0.9
+    PaperForkCgZ = 0.7
+    FrameLength = (PaperWb * sin(HTA) - (rake - (PaperRadFront - PaperRadRear) * cos(HTA))).evalf()
+    FrameCGNorm = ((PaperFrameCgZ - PaperRadRear - (PaperFrameCgX / sin(HTA)) * cos(HTA)) * sin(HTA)).evalf()
+    FrameCGPar = (PaperFrameCgX / sin(HTA) + (PaperFrameCgZ - PaperRadRear - PaperFrameCgX / sin(HTA) * cos(HTA))
+                  * cos(HTA)).evalf()
+    tempa = (PaperForkCgZ - PaperRadFront)
+    tempb = (PaperWb - PaperForkCgX)
+    tempc = (sqrt(tempa**2 + tempb**2)).evalf()
+    PaperForkL = (PaperWb * cos(HTA) - (PaperRadFront - PaperRadRear) * sin(HTA)).evalf()
+    ForkCGNorm = (rake + (tempc * sin(pi / 2 - HTA - acos(tempa / tempc)))).evalf()
+    ForkCGPar = (tempc * cos((pi / 2 - HTA) - acos(tempa / tempc)) - PaperForkL).evalf()
+    values = {WFrad: PaperRadFront, WRrad: PaperRadRear, htangle: HTA, forkoffset: rake, forklength: PaperForkL,
+              framelength: FrameLength, forkcg1: ForkCGPar, forkcg3: ForkCGNorm, framecg1: FrameCGNorm,
+              framecg3: FrameCGPar, Iwr11: 0.0603, Iwr22: 0.12, Iwf11: 0.1405, Iwf22: 0.28, Ifork11: 0.05892,
+              Ifork22: 0.06, Ifork33: 0.00708, Ifork31: 0.00756, Iframe11: 9.2, Iframe22: 11, Iframe33: 2.8,
+              Iframe31: -2.4, mfork: 4, mframe: 85, mwf: 3, mwr: 2, g: 9.81}
+    return KM, {k: float(v) for k, v in values.items()}
