@@ -14,7 +14,8 @@ import sympy as sp
 
 from .expressions import dag_atoms
 
-__all__ = ["random_point", "numeric_value", "concrete_functions", "numerically_zero"]
+__all__ = ["random_point", "numeric_value", "concrete_functions", "numerically_zero", "numerically_dependent",
+           "numerical_relations"]
 
 
 def random_point(symbols: Iterable[sp.Symbol], rng: random.Random | None = None) -> dict:
@@ -135,3 +136,49 @@ def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-1
         if val != val or abs(val) > tol:  # NaN or clearly nonzero
             return False
     return True
+
+
+def numerical_relations(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: int = 29, tol: float = 1e-9):
+    """Approximate linear relations ``Σ c_j exprs_j ≡ 0`` with constant ``c``, found at random points.
+
+    The values of the functions at ``len(exprs) + extra_points`` random points (every symbol,
+    parameters included, generic) form a matrix; its right singular vectors of (relatively)
+    small singular values are returned (a list of lists of complex numbers, empty if the
+    functions look independent).  None if an expression cannot be evaluated ("unknown").
+    A necessary test for exact relations, used to skip exact eliminations that cannot
+    succeed and to narrow those that can to the functions that take part.
+    """
+    import numpy as np
+
+    exprs = [sp.sympify(e) for e in exprs]
+    n = len(exprs)
+    if not n:
+        return []
+    symbols = sorted(set().union(*(e.free_symbols for e in exprs)), key=sp.default_sort_key)
+    rng = random.Random(seed)
+    points = [random_point(symbols, rng) for _ in range(n + extra_points)]
+    if n == 1:  # no scale to compare with: the zero test at 30 digits
+        return [[1.0]] if numerically_zero(exprs[0], points[:3], tol=1e-10) else []
+    try:  # one compiled function for all (shared subexpressions evaluated once)
+        f = sp.lambdify(symbols, [concrete_functions(e) for e in exprs], modules=["numpy"], cse=True)
+        with np.errstate(all="ignore"):
+            rows = [[complex(x) for x in f(*[float(pt[s]) for s in symbols])] for pt in points]
+    except Exception:  # anything lambdify cannot print: the slower evaluation of numeric_value
+        rows = [[numeric_value(e, pt) for e in exprs] for pt in points]
+    if any(v != v or abs(v) == float("inf") for row in rows for v in row):
+        return None
+    M = np.array(rows, dtype=complex)
+    scale = np.abs(M).max(axis=0)
+    zero = [j for j in range(n) if scale[j] <= tol * max(scale.max(), 1.0)]
+    if zero:  # functions that vanish at every point: each is a relation by itself
+        return [[1.0 if i == j else 0.0 for i in range(n)] for j in zero]
+    _, sv, vh = np.linalg.svd(M / scale, full_matrices=True)
+    small = [k for k in range(n) if k >= len(sv) or sv[k] <= tol * sv[0]]
+    return [list(vh[k].conj() / scale) for k in small]
+
+
+def numerically_dependent(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: int = 29, tol: float = 1e-9) -> bool:
+    """True if the functions ``exprs`` look linearly dependent over the constants (see
+    :func:`numerical_relations`; an expression that cannot be evaluated gives True, "maybe")."""
+    rel = numerical_relations(exprs, extra_points, seed, tol)
+    return rel is None or bool(rel)

@@ -1,9 +1,12 @@
 """What is computed from the fields: consistency of the nonholonomic and vakonomic dynamics
 (sections, verdicts, the variational Lagrangian, the search of sections), Chaplygin systems,
-the comparison of the methods for nonlinear constraints, Chetaev diagnostics and consistency
-along one motion (docs/consistency.rst, docs/chaplygin.rst, docs/chetaev.rst)."""
+the comparison of the methods for nonlinear constraints, Chetaev diagnostics, consistency
+along one motion, invariant measures and first integrals (docs/consistency.rst, docs/chaplygin.rst,
+docs/chetaev.rst, docs/invariants.rst)."""
 
 from .chaplygin import ChaplyginSystem, ChaplyginVerdict, MomentumSection, MomentumSectionSearch
+from .first_integrals import FirstIntegrals, momentum_equations
+from .invariant_measure import InvariantDensity, divergence, is_invariant_density, search_invariant_density
 from .chaplygin_symmetry import (
     EquivarianceCheck,
     FieldInvarianceCheck,
@@ -48,6 +51,12 @@ __all__ = [
     "MomentumSection",
     "MomentumSectionSearch",
     "PfaffianConstraint",
+    "divergence",
+    "is_invariant_density",
+    "InvariantDensity",
+    "search_invariant_density",
+    "FirstIntegrals",
+    "momentum_equations",
     "PfaffianConstraints",
     "TrajectoryVerdict",
     "EquivarianceCheck",

@@ -4,6 +4,7 @@ See docs/theory.rst, "Frames on Q" and "TQ in a frame".
 """
 
 from .chart import Chart, velocity_symbol
+from .distribution import Flag, flag_of
 from .forms import Form, exterior_derivative, interior_product, wedge
 from .frame import Frame
 from .tangent import SecondOrderField, TangentBundle, TangentField
@@ -14,6 +15,8 @@ __all__ = [
     "velocity_symbol",
     "VectorField",
     "Frame",
+    "Flag",
+    "flag_of",
     "TangentBundle",
     "TangentField",
     "SecondOrderField",

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from ..algebra.presentation import Presenter, serialize
 from ..algebra.printing import tex_text
 from ..analysis.consistency import consistency_report
+from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
 from ..analysis.sections import Section
 from ..analysis.summaries import CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary, ChetaevSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
@@ -41,7 +42,8 @@ from .latex import summary_tex
 __all__ = ["analyze", "Report", "SECTIONS", "DEFAULT_BUDGET"]
 
 #: The blocks of a report in order (their JSON keys; names for ``--sections``).
-SECTIONS = ("frame", "euler_lagrange", "nonholonomic", "vakonomic", "consistency", "chaplygin", "chetaev")
+SECTIONS = ("frame", "euler_lagrange", "nonholonomic", "controllability", "invariant_measure", "first_integrals",
+            "vakonomic", "consistency", "chaplygin", "chetaev")
 _ALIASES = {"hamel_equations": "euler_lagrange", "lagrangian_quasi": "euler_lagrange", "regular": "euler_lagrange"}
 #: Seconds a whole report may take by default (``--budget`` raises it).
 DEFAULT_BUDGET = 120.0
@@ -343,7 +345,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
     kind = _constraint_kind(system)
     applies = {"frame", "euler_lagrange"}
     if kind == "linear":
-        applies |= {"nonholonomic", "vakonomic", "consistency"}
+        applies |= {"nonholonomic", "vakonomic", "consistency", "controllability", "invariant_measure",
+                    "first_integrals"}
         if getattr(system, "symmetry", None):
             applies.add("chaplygin")
     elif kind == "nonlinear":
@@ -394,11 +397,17 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         "consistency": consistency,
         "chaplygin": chaplygin,
         "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
+        "controllability": lambda: ControllabilitySummary.of(nh()),
+        "invariant_measure": lambda: InvariantMeasureSummary.of(nh()),
+        "first_integrals": lambda: FirstIntegralsSummary.of(
+            nh(), generators=(system.symmetry or {}).get("generators", ())),
     }
     titles = {"frame": FrameSummary.title, "euler_lagrange": EulerLagrangeSummary.title,
               "nonholonomic": NonholonomicSummary.title, "vakonomic": VakonomicSummary.title,
               "consistency": "Consistency of the nonholonomic and vakonomic dynamics",
-              "chaplygin": ChaplyginSummary.title, "chetaev": ChetaevSummary.title}
+              "chaplygin": ChaplyginSummary.title, "chetaev": ChetaevSummary.title,
+              "controllability": ControllabilitySummary.title, "invariant_measure": InvariantMeasureSummary.title,
+              "first_integrals": FirstIntegralsSummary.title}
     outcomes = []
     for key in wanted:
         if key not in applies:

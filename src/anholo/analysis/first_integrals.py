@@ -1,0 +1,253 @@
+"""First integrals of the nonholonomic field: the energy, the nonholonomic momentum equation, and
+conserved quantities linear or quadratic in the velocities searched in an ansatz.
+
+A function F on C is a first integral of Γ_nh iff ``Γ_nh(F) = 0`` on C (coordinates ``(q, v^α)``,
+docs/nonholonomic.rst).
+
+* Energy: ``E = v^i p_i − L`` restricted to C.  For linear constraints and a time-independent L
+  without non-potential forces it is conserved (the constraint forces do no work on motions in D);
+  ``dE/dt = Γ_nh(E)`` is reported in every case (the energy balance).
+* Nonholonomic momentum equation (Bloch, Krishnaprasad, Marsden & Murray 1996): for a Lie group acting on Q whose generators ``ξ_a`` leave L and D invariant, every
+  ``ξ = c^a(q) ξ_a`` with ``ξ(q) ∈ D_q`` (a section of the bundle ``𝔤^q``) gives the momentum
+  ``J_ξ = (∂L/∂q̇^A) ξ^A``, and along Γ_nh
+
+      d/dt J_ξ = (dc^a/dt) J_a,    J_a = (∂L/∂q̇^A) ξ_a^A.
+
+  Proof: ``E_A(L) ξ^A = 0`` for ξ ∈ D, and ``ξ_a^C(L) = 0`` by invariance.  When the generators
+  lie in D (c constant) J_ξ is conserved; when none does (𝔤^q = 0: Chaplygin systems) there is
+  no equation.
+* Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear) or ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic),
+  the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``; ``Γ_nh(F) = 0`` is linear in the unknown
+  constants and its coefficients give an exact linear system (as for the invariant measures,
+  :mod:`anholo.analysis.invariant_measure`).  Every integral returned is checked by the zero
+  test of ``Γ_nh(F)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..algebra import size_exceeds, solve_generic, tidy, vanishes
+from ..algebra.coefficients import NotPolynomial, coefficients_in
+from ..algebra.elimination import Elimination, eliminate, linear_system
+from ..algebra.numeric import numerical_relations
+from ..dynamics.nonholonomic import NonholonomicField
+from .invariant_measure import FunctionAnsatz, _angles, default_function_ansatz
+
+__all__ = ["energy_on_C", "energy_rate", "MomentumEquation", "momentum_equations", "FirstIntegral",
+           "FirstIntegrals", "search_first_integrals", "first_integrals"]
+
+
+def energy_on_C(field_: NonholonomicField) -> sp.Expr:
+    """``E = v^i p_i − L`` on C, a function of ``(q, v^α)``."""
+    nh = field_.system
+    L = nh.lagrangian.expr
+    v = nh.bundle.quasi_velocities
+    return nh.restrict(sp.Add(*[vi * L.diff(vi) for vi in v]) - L)
+
+
+def energy_rate(field_: NonholonomicField) -> sp.Expr:
+    """``dE/dt = Γ_nh(E)`` on C (zero for linear constraints and a time-independent L)."""
+    return field_(energy_on_C(field_))
+
+
+@dataclass(frozen=True)
+class MomentumEquation:
+    """``d/dt J = rate`` for the momentum ``J = (∂L/∂q̇) · ξ`` of a section ``ξ = c^a ξ_a`` of 𝔤^q.
+
+    ``coefficients`` are the ``c^a(q)``; ``momentum`` and ``rate`` are functions of ``(q, v^α)`` on C;
+    ``conserved`` is True if the rate vanishes identically.
+    """
+
+    coefficients: tuple
+    momentum: sp.Expr
+    rate: sp.Expr
+    conserved: bool
+
+    def __str__(self):
+        return f"d/dt ({self.momentum}) = {self.rate}"
+
+    def to_dict(self) -> dict:
+        return {"coefficients": [str(c) for c in self.coefficients], "momentum": str(self.momentum),
+                "rate": str(self.rate), "conserved": self.conserved}
+
+
+def momentum_equations(field_: NonholonomicField, generators) -> tuple:
+    """The nonholonomic momentum equations (Bloch et al. 1996) for the infinitesimal symmetries
+    ``generators`` (coordinate components ``ξ_a^A``; L and D must be invariant, not checked here).
+
+    A basis of the sections ``c(q)`` of ``𝔤^q = {c : θ^b(c^a ξ_a) = 0 for the constrained b}`` is
+    computed (generic kernel), and for each ``d/dt J_ξ = Γ_nh(c^a) J_a``.
+    """
+    nh = field_.system
+    F, m, n = nh.frame, nh.m, nh.n
+    xi = [tuple(sp.sympify(e) for e in g) for g in generators]
+    if not xi:
+        return ()
+    K = sp.Matrix(n - m, len(xi), lambda b, a: tidy(sp.Add(*[F.coframe[m + b, A] * xi[a][A] for A in range(n)])))
+    sol = solve_generic(K, [0] * (n - m))
+    Lq = nh._source_lagrangian.natural_expr()
+    u = F.chart.velocities
+    on_C = dict(zip(u, field_.velocity_field()))
+    J = [nh.restrict(sp.Add(*[Lq.diff(u[A]).xreplace(on_C) * g[A] for A in range(n) if g[A] != 0])) for g in xi]
+    out = []
+    for d in sol.free_directions:
+        c = [tidy(e) for e in d]
+        momentum = sp.Add(*[ca * Ja for ca, Ja in zip(c, J) if ca != 0])
+        rate = sp.Add(*[field_(ca) * Ja for ca, Ja in zip(c, J) if ca != 0 and not ca.is_number])
+        out.append(MomentumEquation(tuple(c), momentum, rate, vanishes(rate)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class FirstIntegral:
+    """A function ``F(q, v^α)`` on C with ``Γ_nh(F) = 0``; ``natural`` is F in ``(q, q_dot)`` (valid on C)."""
+
+    expr: sp.Expr
+    natural: sp.Expr
+    kind: str  # "energy", "momentum", "linear", "quadratic"
+
+    def __str__(self):
+        return f"{self.kind}: {self.natural}"
+
+
+@dataclass(frozen=True)
+class FirstIntegrals:
+    """The result of :func:`first_integrals`: the integrals found (energy first when conserved), the
+    energy rate ``dE/dt`` on C, the momentum equations, and the ansätze searched."""
+
+    integrals: tuple
+    energy: sp.Expr
+    energy_rate: sp.Expr
+    momentum: tuple
+    searched: tuple
+    complete: bool
+
+    @property
+    def energy_conserved(self) -> bool:
+        return any(i.kind == "energy" for i in self.integrals)
+
+    def __str__(self):
+        lines = [str(i) for i in self.integrals] or ["no first integral found"]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"first_integrals": [str(i.natural) for i in self.integrals],
+                "kinds": [i.kind for i in self.integrals],
+                "energy_rate": str(self.energy_rate),
+                "momentum_equations": [m.to_dict() for m in self.momentum],
+                "searched": list(self.searched), "complete": self.complete}
+
+
+def _monomials(v, degree: int) -> list:
+    return [sp.Mul(*c) for c in itertools.combinations_with_replacement(v, degree)]
+
+
+def search_first_integrals(field_: NonholonomicField, degree: int, ansatz: FunctionAnsatz) -> list:
+    """A basis of the first integrals ``Σ_{|k| = degree} c_k(q) v^k`` (+ ``U(q)`` for degree 2), each
+    ``c_k`` (and U) in ``ansatz``; a list of expressions in ``(q, v^α)``."""
+    nh = field_.system
+    q, v = nh.frame.chart.coordinates, nh.free_velocities
+    terms = [b * mono for mono in _monomials(v, degree) for b in ansatz.basis]
+    if degree == 2:
+        terms += [b for b in ansatz.basis if b != 1]
+    columns = [field_(t) for t in terms]
+    relations = numerical_relations(columns)
+    if relations is not None and not relations:
+        return []
+    if relations:  # only the terms that take part in some relation
+        keep = sorted({j for r in relations for j, x in enumerate(r) if abs(x) > 1e-7 * max(abs(y) for y in r)})
+        terms, columns = [terms[j] for j in keep], [columns[j] for j in keep]
+    c = [sp.Dummy(f"c{j}") for j in range(len(terms))]
+    try:
+        coeffs = coefficients_in(sp.Add(*[cj * col for cj, col in zip(c, columns)]), q, v)
+    except NotPolynomial:
+        return []
+    M, b = linear_system(coeffs, c)
+    try:
+        elim = Elimination({}, tuple(c), (), ()) if M.rows == 0 else eliminate(M, b, c)
+    except NotPolynomial:
+        return []
+    if elim.conditions:
+        return []
+    out = []
+    for z in elim.free:
+        unit = {w: (1 if w == z else 0) for w in elim.free}
+        vals = {w: e.xreplace(unit) for w, e in elim.solution.items()}
+        vals.update(unit)
+        F = tidy(sp.Add(*[vals.get(cj, 0) * t for cj, t in zip(c, terms)]))
+        if F != 0 and not F.is_number:
+            out.append(F)
+    return out
+
+
+def _independent(candidates: list, fixed: list, variables) -> list:
+    """The candidates that are linearly independent (over the constants) of ``fixed`` and of each other."""
+    kept = list(fixed)
+    out = []
+    for F in candidates:
+        rel = numerical_relations(kept + [F])
+        if rel is not None and not rel:
+            kept.append(F)
+            out.append(F)
+    return out
+
+
+def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int = 0, quadratic: bool = False,
+                    budget: float | None = 10.0) -> FirstIntegrals:
+    """The energy, the momentum equations of ``generators`` and the integrals linear (and, with
+    ``quadratic``, quadratic) in the velocities with coefficients in the default ansatz of degree
+    0..``max_degree`` (:func:`~anholo.analysis.invariant_measure.default_function_ansatz`).
+    Every integral returned satisfies ``Γ_nh(F) = 0`` (zero test).  ``budget``: seconds after
+    which no further ansatz is started."""
+    start = time.monotonic()
+    nh = field_.system
+    q, v = nh.frame.chart.coordinates, nh.free_velocities
+    E = energy_on_C(field_)
+    rate = field_(E)
+    conserved = vanishes(rate)
+    if conserved:
+        rate = sp.S.Zero
+    found, fixed = [], []
+    if conserved:
+        found.append(FirstIntegral(E, _natural_energy(nh), "energy"))
+        fixed.append(E)
+    momenta = momentum_equations(field_, generators)
+    for me in momenta:
+        if me.conserved and _independent([me.momentum], fixed, v):
+            found.append(FirstIntegral(me.momentum, nh.to_natural(me.momentum), "momentum"))
+            fixed.append(me.momentum)
+    qdot = field_.velocity_field()
+    used = [x for x in q if any(e.has(x) for e in tuple(qdot) + tuple(field_.accelerations))]
+    angles = _angles(tuple(qdot) + tuple(field_.accelerations), q)
+    searched, complete = [], True
+    degrees = [1, 2] if quadratic else [1]
+    for d in range(max_degree + 1):
+        A = default_function_ansatz(used, angles, d)
+        for deg in degrees:
+            if budget is not None and time.monotonic() - start > budget:
+                complete = False
+                break
+            kind = "linear" if deg == 1 else "quadratic"
+            searched.append(f"{kind} in the velocities v^alpha, coefficients in {A.description}")
+            # quadratic: not combinations of the energy and of products of the linear integrals found
+            base = fixed + ([F1 * F2 for F1, F2 in itertools.combinations_with_replacement(
+                [i.expr for i in found if i.kind in ("linear", "momentum")], 2)] if deg == 2 else [])
+            for F in _independent(search_first_integrals(field_, deg, A), base, v):
+                if size_exceeds(F, 2000) or not vanishes(field_(F)):
+                    continue
+                found.append(FirstIntegral(F, nh.to_natural(F), kind))
+                fixed.append(F)
+                base.append(F)
+    return FirstIntegrals(tuple(found), E, rate, momenta, tuple(searched), complete)
+
+
+def _natural_energy(nh) -> sp.Expr:
+    """``Σ q̇^A ∂L/∂q̇^A − L`` in ``(q, q_dot)`` (the energy of the Lagrangian as written)."""
+    L = nh._source_lagrangian.natural_expr()
+    u = nh.frame.chart.velocities
+    return tidy(sp.Add(*[x * L.diff(x) for x in u]) - L)

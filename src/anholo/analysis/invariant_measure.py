@@ -1,0 +1,319 @@
+"""Invariant measures of the nonholonomic field: the divergence of Γ_nh on C and densities N(q).
+
+Γ_nh is a vector field on the constraint submanifold C with coordinates
+``(q^A, v^α)`` (docs/nonholonomic.rst): ``q̇^A = X_j^A v^j|_C``, ``v̇^α = Γ^α(q, v)``.
+A measure ``N(q) dq^1 ∧ … ∧ dq^n ∧ dv^1 ∧ … ∧ dv^m`` is invariant under its flow
+(Liouville) iff ``div(N Γ_nh) = 0``, i.e.
+
+    Γ_nh(N) + N div Γ_nh = 0,    div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α.
+
+Unlike Hamiltonian fields, nonholonomic fields need not preserve any smooth measure
+(Zenkov & Bloch 2003; Fedorov & Jovanović 2004); Chaplygin systems often preserve one
+with a density depending on the shape only.  For the class of Crampin & Mestdag (2010),
+§7.1, ``N = √(I₁ + Σ m_i A_i²)`` makes N Γ_nh divergence free, and N is constant iff
+``Σ m_i A_i A_i′ = 0`` — exactly when the nonholonomic and vakonomic dynamics agree.
+For the Chaplygin ball the classical density is a power of ``det(I + m r²(1 − γγᵀ))``
+(Chaplygin 1903; Borisov & Mamaev 2001).
+
+The search (:func:`search_invariant_density`) looks for ``N = B^k F`` with ``B`` one of
+a few *base* functions — 1 and the determinant ``det g_αβ`` of the constrained kinetic
+energy (``k = ±1/2, ±1``) — and ``F`` in a linear ansatz ``F = Σ c_j b_j(q)``:
+dividing the Liouville condition by ``N`` and multiplying by ``B F`` gives
+
+    B Γ(F) + F (k Γ(B) + B div Γ_nh) = 0,
+
+linear in the unknown constants ``c_j``; it must vanish identically in (q, v), so its
+coefficients (:func:`anholo.algebra.coefficients.coefficients_in`) give a linear
+system solved exactly over ``QQ(parameters)`` (:func:`anholo.algebra.elimination.eliminate`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.core.function import AppliedUndef
+
+from ..algebra import size_exceeds, tidy, vanishes
+from ..algebra.coefficients import NotPolynomial, coefficients_in, vanishing_conditions
+from ..algebra.elimination import Elimination, eliminate, linear_system
+from ..algebra.numeric import numerical_relations
+from ..algebra.printing import latex
+from ..dynamics.nonholonomic import NonholonomicField, NonholonomicSystem
+
+__all__ = ["divergence", "liouville_residual", "is_invariant_density", "FunctionAnsatz", "default_function_ansatz",
+           "InvariantDensity", "search_invariant_density"]
+
+
+def _coordinate_velocities(field_: NonholonomicField) -> tuple:
+    return field_.velocity_field()
+
+
+def divergence(field_: NonholonomicField) -> sp.Expr:
+    """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` in the coordinates ``(q, v^α)`` of C (a function of q, v^α)."""
+    s = field_.system
+    q, v = s.frame.chart.coordinates, s.free_velocities
+    qdot = field_.velocity_field()
+    out = sp.Add(*[e.diff(x) for e, x in zip(qdot, q) if e != 0])
+    out += sp.Add(*[g.diff(va) for g, va in zip(field_.accelerations, v) if g != 0])
+    return out
+
+
+def _along(field_: NonholonomicField, f) -> sp.Expr:
+    """``Γ_nh(f)`` for a function of q only: ``q̇^A ∂f/∂q^A``."""
+    q = field_.system.frame.chart.coordinates
+    return sp.Add(*[qd * f.diff(x) for qd, x in zip(field_.velocity_field(), q) if qd != 0 and f.has(x)])
+
+
+def liouville_residual(field_: NonholonomicField, density) -> sp.Expr:
+    """``Γ_nh(N)/N + div Γ_nh``: zero iff ``N dq ∧ dv`` is invariant (for a density N(q))."""
+    N = sp.sympify(density)
+    return _along(field_, N) / N + divergence(field_)
+
+
+def is_invariant_density(field_: NonholonomicField, density) -> bool:
+    """True if ``N(q) dq ∧ dv^1 ∧ … ∧ dv^m`` is invariant under Γ_nh (zero test of :func:`liouville_residual`)."""
+    return vanishes(liouville_residual(field_, density))
+
+
+@dataclass(frozen=True)
+class FunctionAnsatz:
+    """A linear ansatz ``F = Σ_j c_j b_j(q)`` for an unknown function of the coordinates.
+
+    ``basis`` are the functions ``b_j``; ``description`` says in words what was searched.
+    """
+
+    basis: tuple
+    description: str
+
+    def __len__(self):
+        return len(self.basis)
+
+
+def _angles(exprs, coordinates) -> set:
+    """Coordinates that occur inside a sine or cosine (or tan, …) of the expressions."""
+    out = set()
+    coords = set(coordinates)
+    for e in exprs:
+        for t in sp.sympify(e).atoms(sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc):
+            out |= t.args[0].free_symbols & coords
+    return out
+
+
+def default_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
+    """Products of at most ``degree`` factors among ``q`` (a coordinate that is not an angle) and
+    ``sin q, cos q`` (an angle): the polynomials/trigonometric polynomials of that degree."""
+    factors = []
+    for q in coordinates:
+        factors += [sp.sin(q), sp.cos(q)] if q in angles else [q]
+    basis = [sp.S.One]
+    for d in range(1, degree + 1):
+        for combo in itertools.combinations_with_replacement(factors, d):
+            basis.append(sp.Mul(*combo))
+    names = ", ".join(str(q) for q in coordinates) or "none"
+    what = "constants" if degree == 0 else (
+        f"polynomials of degree <= {degree} in the coordinates {names} (sin and cos for the angles)")
+    return FunctionAnsatz(tuple(dict.fromkeys(basis)), what)
+
+
+@dataclass(frozen=True)
+class InvariantDensity:
+    """The result of :func:`search_invariant_density`.
+
+    Attributes
+    ----------
+    density : sympy expression or None
+        N(q), with ``N dq ∧ dv^1 ∧ … ∧ dv^m`` invariant (coordinates (q, v^α) of C in the
+        nonholonomic system's adapted frame); None if none was found in the ansatz.
+    divergence : sympy expression
+        ``div Γ_nh`` in those coordinates.
+    divergence_free : bool
+        True if ``div Γ_nh = 0`` (the constant density).
+    constant_density_conditions : tuple
+        Conditions (expressions that must vanish, in the parameters and possibly in
+        functions of the coordinates) under which ``div Γ_nh = 0``; empty if it vanishes.
+    searched : tuple of str
+        The ansätze searched, in order (the form ``B^k F`` and F's ansatz).
+    family : str or None
+        The ansatz in which the density was found.
+    independent : int
+        The number of free constants of the solution in that ansatz, after it was narrowed to
+        the functions of one numerical relation (more than one: ratios of densities are first
+        integrals).
+    complete : bool
+        False if the search stopped at its time budget before searching every ansatz.
+    """
+
+    density: object
+    divergence: object
+    divergence_free: bool
+    constant_density_conditions: tuple
+    searched: tuple
+    family: str | None
+    independent: int = 0
+    complete: bool = True
+    verified: bool = field(default=False)
+
+    @property
+    def found(self) -> bool:
+        return self.density is not None
+
+    def __str__(self):
+        if self.density is None:
+            return "no invariant density N(q) found in: " + "; ".join(self.searched)
+        return f"invariant density N = {self.density} (found in {self.family})"
+
+    def as_latex(self) -> str:
+        if self.density is None:
+            return r"\text{no invariant density found}"
+        return rf"N = {latex(self.density)}"
+
+    def _repr_latex_(self):
+        return "$" + self.as_latex() + "$"
+
+    def to_dict(self) -> dict:
+        return {
+            "density": None if self.density is None else str(self.density),
+            "divergence_free": self.divergence_free,
+            "constant_density_conditions": [str(c) for c in self.constant_density_conditions],
+            "searched": list(self.searched),
+            "family": self.family,
+            "independent": self.independent,
+            "complete": self.complete,
+        }
+
+
+def _functional(cond, coordinates) -> bool:
+    """True if the coordinates occur in ``cond`` only inside undefined functions (a functional condition)."""
+    coords = set(coordinates)
+    inside = set()
+    for f in cond.atoms(AppliedUndef, sp.Derivative):
+        inside |= f.free_symbols & coords
+    outside = cond.xreplace({f: sp.Dummy() for f in cond.atoms(AppliedUndef, sp.Derivative)}).free_symbols & coords
+    return bool(inside) and not outside
+
+
+def constant_density_conditions(div, coordinates, velocities) -> tuple:
+    """Conditions under which ``div Γ_nh`` vanishes identically: its coefficients as a polynomial in
+    the velocities, split further in the coordinates unless these occur only in undefined functions."""
+    out = []
+    for c in vanishing_conditions([div], velocities):
+        if c.free_symbols & set(coordinates) and not _functional(c, coordinates):
+            out += vanishing_conditions([c], coordinates)
+        else:
+            out.append(c)
+    return tuple(dict.fromkeys(out))
+
+
+def _bases(nh: NonholonomicSystem) -> list:
+    """``(B, k, label)`` for the densities ``B^k F``: 1, then powers of det g_αβ (if it depends on q only)."""
+    out = [(sp.S.One, sp.S.Zero, "F")]
+    g = nh.hessian_D
+    det = tidy(g.det(method="berkowitz")) if g.shape[0] <= 4 else None
+    if det is not None and not (det.free_symbols & set(nh.free_velocities)) and (det.free_symbols & set(nh.frame.chart.coordinates)):
+        for k in (sp.Rational(1, 2), sp.Rational(-1, 2), sp.S.One, sp.S.NegativeOne):
+            out.append((det, k, f"det(g)^({k}) * F, g = the Hessian of L_c in v^alpha"))
+    return out
+
+
+def search_invariant_density(field_: NonholonomicField, ansatz: FunctionAnsatz | None = None, *,
+                             max_degree: int = 1, budget: float | None = 20.0) -> InvariantDensity:
+    """Search an invariant density ``N(q)`` of Γ_nh of the form ``B^k F`` (see the module docstring).
+
+    Parameters
+    ----------
+    field_ : NonholonomicField
+    ansatz : FunctionAnsatz, optional
+        The ansatz for F; by default :func:`default_function_ansatz` of degree 0, then 1, …,
+        ``max_degree`` in the coordinates the field depends on.
+    max_degree : int
+        Highest degree of the default ansatz.
+    budget : float or None
+        Seconds after which no further ansatz is started (the result says ``complete=False``).
+    """
+    start = time.monotonic()
+    nh = field_.system
+    q, v = nh.frame.chart.coordinates, nh.free_velocities
+    div = divergence(field_)
+    small = not size_exceeds(div, 2000)
+    div_free = vanishes(div)
+    conds = () if div_free else (constant_density_conditions(tidy(div) if small else div, q, v) if small else ())
+    qdot = field_.velocity_field()
+    used = [x for x in q if any(e.has(x) for e in tuple(qdot) + tuple(field_.accelerations))]
+    angles = _angles(tuple(qdot) + tuple(field_.accelerations) + tuple(nh.lagrangian.expr.atoms(sp.sin, sp.cos)), q)
+    if ansatz is not None:
+        ansaetze = [ansatz]
+    else:
+        ansaetze = [default_function_ansatz(used, angles, d) for d in range(max_degree + 1)]
+    searched, complete = [], True
+    if div_free:
+        return InvariantDensity(sp.S.One, div, True, (), ("constants",), "constants", 1, True, True)
+    for A in ansaetze:
+        for B, k, label in _bases(nh):
+            if budget is not None and time.monotonic() - start > budget:
+                complete = False
+                break
+            what = f"{label}, F in {A.description}"
+            searched.append(what)
+            found = _solve(field_, div, B, k, A, q, v)
+            if found is None:
+                continue
+            F, count = found
+            N = _normalised(F if k == 0 else sp.powdenest(B ** k, force=True) * F, q)
+            ok = is_invariant_density(field_, N)
+            if ok:
+                return InvariantDensity(N, div, False, conds, tuple(searched), what, count, complete, True)
+        if not complete:
+            break
+    return InvariantDensity(None, div, False, conds, tuple(searched), None, 0, complete, False)
+
+
+def _normalised(N, coordinates) -> sp.Expr:
+    """N without its constant factors (a density is defined up to one), tidied."""
+    N = sp.factor(tidy(N)) if not size_exceeds(N, 400) else N
+    coords = set(coordinates)
+    kept = [f for f in sp.Mul.make_args(N) if f.free_symbols & coords]
+    return sp.Mul(*kept) if kept else sp.S.One
+
+
+def _solve(field_, div, B, k, A: FunctionAnsatz, q, v):
+    """``(F, number of independent solutions)`` for ``B Γ(F) + F (k Γ(B) + B div) = 0`` in the ansatz, or None."""
+    weight = div if k == 0 else k * _along(field_, B) / B + div
+    columns = [_along(field_, b) + b * weight for b in A.basis]
+    relations = numerical_relations(columns)
+    if relations is not None and not relations:
+        return None  # no solution at a generic point: the exact elimination is not needed
+    if relations:  # narrow the ansatz to the functions of one relation
+        r = relations[0]
+        top = max(abs(x) for x in r)
+        keep = [j for j, x in enumerate(r) if abs(x) > 1e-7 * top]
+        A = FunctionAnsatz(tuple(A.basis[j] for j in keep), A.description)
+        columns = [columns[j] for j in keep]
+    if len(columns) == 1:  # one unknown: F = the basis function if its column vanishes identically
+        return (A.basis[0], 1) if vanishes(columns[0]) else None
+    c = [sp.Dummy(f"c{j}") for j in range(len(A))]
+    residual = sp.Add(*[cj * col for cj, col in zip(c, columns)])
+    try:
+        coeffs = coefficients_in(residual, q, v)
+    except NotPolynomial:
+        return None
+    M, b = linear_system(coeffs, c)
+    if M.rows == 0:
+        elim = Elimination({}, tuple(c), (), ())
+    else:
+        try:
+            elim = eliminate(M, b, c)
+        except NotPolynomial:
+            return None
+    if elim.conditions or not elim.free:
+        return None
+    first = elim.free[0]
+    unit = {z: (1 if z == first else 0) for z in elim.free}
+    values = {z: e.xreplace(unit) for z, e in elim.solution.items()}
+    values.update(unit)
+    sol = sp.Add(*[values.get(cj, 0) * bj for cj, bj in zip(c, A.basis)])
+    if sol == 0:
+        return None
+    return tidy(sol), len(elim.free)
