@@ -299,7 +299,7 @@ def test_unknown_table_is_rejected():
 
 
 def test_known_fields_are_extensible(monkeypatch):
-    import anholo.io.systemfile as sf
+    import anholo.io.systemfile_format as sf
 
     monkeypatch.setattr(sf, "KNOWN_FIELDS", sf.KNOWN_FIELDS + ("extension",))
     parse_system(make() + "\n[extension]\ngroup = 'SO3'\n")
