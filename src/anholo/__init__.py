@@ -1,7 +1,7 @@
 """anholo — nonholonomic mechanics in the language of anholonomic frames.
 
 The mathematics and its sign conventions are documented in the docs' theory
-page (from THEORY.md); every public function cites the formula it implements.
+page (docs/theory.rst); every public function cites the formula it implements.
 """
 
 from .errors import (

@@ -1,4 +1,4 @@
-"""The Cartan-form equation ``i_Γ dθ_L = −dE_L`` for regular and singular L (THEORY §3).
+"""The Cartan-form equation ``i_Γ dθ_L = −dE_L`` for regular and singular L (docs/theory.rst, *Lagrangian dynamics in a frame*).
 
 For a general field ``Γ = A^i X_i^C + B^i X_i^V (+ Λ_r ∂/∂λ_r)`` the equation is
 linear in the unknowns ``z = (A, B, Λ)``: with W the matrix of ``dθ_L`` in the
@@ -153,7 +153,7 @@ def _unknown_names(bundle) -> list:
 
 
 def solve_cartan_equation(lagrangian, on=None) -> CartanSolution:
-    """Solve ``i_Γ dθ_L = −dE_L`` for ``Γ = A^i X_i^C + B^i X_i^V + Λ_r ∂/∂λ_r`` (THEORY §3).
+    """Solve ``i_Γ dθ_L = −dE_L`` for ``Γ = A^i X_i^C + B^i X_i^V + Λ_r ∂/∂λ_r`` (docs/theory.rst, *Lagrangian dynamics in a frame*).
 
     ``on`` restricts the problem to a submanifold given as a graph
     ``{symbol: expression}`` (e.g. the constraint submanifold ``{v3: 0}``).

@@ -1,10 +1,10 @@
-"""Lagrangians in the Hamel chart, Cartan forms and the Euler–Lagrange field (THEORY §3).
+"""Lagrangians in the Hamel chart, Cartan forms and the Euler–Lagrange field (docs/theory.rst, *Lagrangian dynamics in a frame*).
 
 With ``p_i = ∂L/∂v^i = X_i^V(L)`` and the frame Hessian ``g_ij = ∂²L/∂v^i∂v^j``:
 
 * energy ``E_L = Δ(L) − L = v^i p_i − L``;
 * Cartan 1-form ``θ_L = p_i θ^i`` and 2-form ``dθ_L``;
-* Euler–Lagrange field (Prop. 1 of seed 004): the unique SODE with
+* Euler–Lagrange field (Prop. 1 of Crampin & Mestdag (2010)): the unique SODE with
   ``Γ(X_i^V L) − X_i^C(L) = 0``, i.e. ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``;
 * Hamel's equations ``d/dt p_i − X_i(L) + R^k_ij v^j p_k = 0``, ``q̇^A = X_i^A v^i``.
 """
@@ -55,7 +55,7 @@ class Lagrangian:
 
     Examples
     --------
-    Free rigid body in Euler angles with body angular velocities (THEORY §3):
+    Free rigid body in Euler angles with body angular velocities (docs/theory.rst, *Lagrangian dynamics in a frame*):
 
     >>> import sympy as sp
     >>> from anholo import Chart, Frame, Lagrangian
@@ -138,7 +138,7 @@ class Lagrangian:
     def in_frame(self, frame: Frame, **bundle_kwargs) -> "Lagrangian":
         """The same function on TQ in the Hamel chart of another frame.
 
-        With ``X'_i = P_i^j X_j`` (``P = X' θᵀ``, THEORY §1 change of frame) the old
+        With ``X'_i = P_i^j X_j`` (``P = X' θᵀ``, docs/theory.rst, *Frames on Q*) the old
         quasi-velocities are ``v^j = P_i^j v'^i``; L is rewritten by that linear
         substitution, without passing through the natural velocities (a body
         frame's cos θ, sin θ never enter when the change of frame is constant).
@@ -260,7 +260,7 @@ class Lagrangian:
                             "the Euler-Lagrange field (g v_dot = F)")
 
     def euler_lagrange_field(self, forces=None, time=None) -> SecondOrderField:
-        """The Euler–Lagrange field, frame-wise (THEORY §3, Prop. 1 of seed 004).
+        """The Euler–Lagrange field, frame-wise (Prop. 1 of Crampin & Mestdag (2010); docs/theory.rst, *Lagrangian dynamics in a frame*).
 
         Solves ``g_ij Γ^j = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i)``; with ``forces`` (a
         :class:`~anholo.dynamics.forces.Forces`) and/or an explicit ``time`` the right-hand side
@@ -310,7 +310,7 @@ class Lagrangian:
         return tuple(K.to_expr(_kernel.simplest(K, e)) for e in solved[0])
 
     def euler_lagrange_field_cartan(self, on=None):
-        """Solve ``i_Γ dθ_L = −dE_L`` for a general field Γ (THEORY §3).
+        """Solve ``i_Γ dθ_L = −dE_L`` for a general field Γ (docs/theory.rst, *Lagrangian dynamics in a frame*).
 
         Returns a :class:`~anholo.dynamics.cartan.CartanSolution`: a particular
         field, the free directions and the conditions on TQ where solutions
@@ -435,7 +435,7 @@ def hamel_implicit_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()) -> tuple:
                 out += vj * Xf(j, f)
         return out
 
-    # R^k_ij v^j on C, from [X_i, X_j] = R^k_ij X_k (THEORY §2)
+    # R^k_ij v^j on C, from [X_i, X_j] = R^k_ij X_k (docs/theory.rst, *The tangent bundle in a frame*)
     rv = [[zero] * n for _ in range(n)]  # rv[k][i]
     for i in range(n):
         for j in range(n):

@@ -1,4 +1,4 @@
-"""Nonholonomic (Lagrange–d'Alembert) dynamics in an adapted frame (THEORY §4, Prop. 2 of seed 004).
+"""Nonholonomic (Lagrange–d'Alembert) dynamics in an adapted frame (Prop. 2 of Crampin & Mestdag (2010); docs/theory.rst, *Nonholonomic dynamics*).
 
 Setting: a Lagrangian L on TQ and constraints ``φ_a = ω^a(u) + c^a(q) = 0``
 (:class:`~anholo.constraints.linear.LinearConstraints`); a frame adapted to
@@ -9,7 +9,7 @@ its quasi-velocities the constraint submanifold is ``C = {v^a = β^a(q)}``
 Γ_nh is the unique second-order field on C, tangent to C, with
 ``Γ(X_α^V L) − X_α^C(L) = 0`` on C.  Writing ``L_c = L|_C`` (a function of
 ``q, v^α``), ``p_a|_C = (∂L/∂v^a)|_C`` and ``v^j`` for ``(v^α, β^a)``, these are
-the constrained Hamel equations (THEORY §4; the β-terms vanish for linear
+the constrained Hamel equations (docs/theory.rst, *Nonholonomic dynamics*; the β-terms vanish for linear
 constraints)::
 
     d/dt ∂L_c/∂v^α − X_α(L_c) + R^γ_αj v^j ∂L_c/∂v^γ + (R^a_αj v^j + X_α(β^a)) p_a|_C = 0,
@@ -102,7 +102,7 @@ class NonholonomicSystem:
 
     Examples
     --------
-    The nonholonomic particle (THEORY §9):
+    The nonholonomic particle (docs/theory.rst, *Worked examples*):
 
     >>> import sympy as sp
     >>> from anholo import Chart, Frame, Lagrangian
@@ -315,7 +315,7 @@ class NonholonomicSystem:
 
     # --- Γ_nh --------------------------------------------------------------------------------
     def constrained_hamel_equations(self) -> list:
-        """The equations of Γ_nh in constrained-Lagrangian Hamel form (THEORY §4), with ``v_dot`` symbols:
+        """The equations of Γ_nh in constrained-Lagrangian Hamel form (docs/theory.rst, *Nonholonomic dynamics*), with ``v_dot`` symbols:
 
         ``d/dt ∂L_c/∂v^α = X_α(L_c) − R^γ_αj v^j ∂L_c/∂v^γ − (R^a_αj v^j + X_α β^a) p_a|_C``,
         the left side written out as ``g_αβ v̇^β + v^j X_j(∂L_c/∂v^α)``.
@@ -330,7 +330,7 @@ class NonholonomicSystem:
         return eqs
 
     def field(self) -> "NonholonomicField":
-        """Γ_nh, the Lagrange–d'Alembert field on C (Prop. 2 of seed 004; THEORY §4).
+        """Γ_nh, the Lagrange–d'Alembert field on C (Prop. 2 of Crampin & Mestdag (2010); docs/theory.rst, *Nonholonomic dynamics*).
 
         Raises
         ------
@@ -486,7 +486,7 @@ class NonholonomicSystem:
         return NonholonomicField(self, gamma, constrained_rates, tuple(mu))
 
     def tilde_fields(self) -> tuple:
-        """``X̃_α = X_α^C + (R^a_αj v^j + X_α(β^a)) X_a^V``: lifts of ``X_α`` tangent to C (THEORY §4)."""
+        """``X̃_α = X_α^C + (R^a_αj v^j + X_α(β^a)) X_a^V``: lifts of ``X_α`` tangent to C (docs/theory.rst, *Nonholonomic dynamics*)."""
         b, n, m = self.bundle, self.n, self.m
         out = []
         for al in range(m):
@@ -515,7 +515,7 @@ class NonholonomicSystem:
 
 @dataclass(frozen=True, eq=False)
 class NonholonomicField:
-    """Γ_nh on C in the coordinates ``(q, v^α)`` (THEORY §4).
+    """Γ_nh on C in the coordinates ``(q, v^α)`` (docs/theory.rst, *Nonholonomic dynamics*).
 
     Attributes
     ----------
@@ -558,7 +558,7 @@ class NonholonomicField:
         return SecondOrderField(self.bundle, self.accelerations + self.constrained_rates)
 
     def natural_accelerations(self, natural: bool = True) -> dict:
-        """``q̈^A = X_i^A Γ^i + v^i v^j X_j(X_i^A)`` on C (THEORY §3).
+        """``q̈^A = X_i^A Γ^i + v^i v^j X_j(X_i^A)`` on C (docs/theory.rst, *Lagrangian dynamics in a frame*).
 
         Returns ``{q^A: q̈^A}`` in ``(q, q_dot)`` (``v^α = θ^α_A u^A``; valid on C) with
         ``natural=True``, else in ``(q, v^α)``.
@@ -655,7 +655,7 @@ def compare_dynamics(first: NonholonomicField, second: NonholonomicField, points
                      seed: int = 0, tol: float = 1e-9) -> DynamicsComparison:
     """Compare two nonholonomic fields of the same constrained system (e.g. built in different frames).
 
-    Γ_nh depends only on D (THEORY §4): the natural accelerations ``q̈(q, u)`` of both
+    Γ_nh depends only on D (docs/theory.rst, *Nonholonomic dynamics*): the natural accelerations ``q̈(q, u)`` of both
     must agree at every ``u`` in C.  The second field's ``q̈`` (in ``q, q_dot``) is
     evaluated on the first one's parametrisation ``u = X_j v^j`` of C, and the residual
     checked at random points.

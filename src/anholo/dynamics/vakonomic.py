@@ -1,4 +1,4 @@
-"""Vakonomic (variational nonholonomic) dynamics in an adapted frame (THEORY §5, seed 004 §4).
+"""Vakonomic (variational nonholonomic) dynamics in an adapted frame (§4 of Crampin & Mestdag (2010); docs/theory.rst, *Vakonomic dynamics*).
 
 The extended Lagrangian ``L̄ = L + λ_a v^a`` on ``D° ×_Q TQ`` (λ_a the components
 of a covector in D° with respect to the coframe ``θ^a``; in coordinates the
@@ -38,7 +38,7 @@ __all__ = ["VakonomicSystem", "VakonomicField"]
 
 @dataclass(frozen=True, eq=False)
 class VakonomicSystem:
-    """The vakonomic problem of a constrained Lagrangian system (THEORY §5).
+    """The vakonomic problem of a constrained Lagrangian system (docs/theory.rst, *Vakonomic dynamics*).
 
     Affine constraints ``v^a = β^a(q)`` (a ball on a rotating table) are treated by the same
     multiplication rule with the extended Lagrangian ``L + λ_b (v^b − β^b)``: each equation gains
@@ -119,7 +119,7 @@ class VakonomicSystem:
         return out
 
     def _solve(self, lam: Sequence) -> tuple:
-        """``(B^α, Λ_b)`` of the field tangent to C for multiplier values ``lam`` (THEORY §5)."""
+        """``(B^α, Λ_b)`` of the field tangent to C for multiplier values ``lam`` (docs/theory.rst, *Vakonomic dynamics*)."""
         m, n = self.m, self.n
         g = self._hessian_columns_D
         rest = [self._equation_terms(al, lam) for al in range(m)]
@@ -159,7 +159,7 @@ class VakonomicSystem:
 
     def schur_complement(self) -> sp.ImmutableMatrix:
         """``S_bc = g_bc − g_bα g^αβ g_βc`` on C (k × k): L is regular with respect to D^⊥ iff S is
-        nonsingular (THEORY §5; with g_αβ regular, equivalently the full g is nonsingular on C)."""
+        nonsingular (docs/theory.rst, *Vakonomic dynamics*; with g_αβ regular, equivalently the full g is nonsingular on C)."""
         g, m, n = self.hessian_on_C, self.m, self.n
         gDD = g[:m, :m]
         cols = [solve_square(gDD, [g[al, c] for al in range(m)]) if m else () for c in range(m, n)]
@@ -177,7 +177,7 @@ class VakonomicSystem:
         """Prop. 3: for given multiplier rates ``Λ_b`` the vakonomic equations (α), (b) fix all ``B^i``.
 
         Solves ``g_ij B^j = −(v^β X_β(p_i) − X_i^C(L) + λ_a R^a_iβ v^β) − [i ≥ m] Λ_i`` on C with the
-        full Hessian g (THEORY §5).  ``B^a ≠ 0`` means the motion leaves C: only the rates of
+        full Hessian g (docs/theory.rst, *Vakonomic dynamics*).  ``B^a ≠ 0`` means the motion leaves C: only the rates of
         :meth:`field` keep it on C.  Returns ``(B^1..B^n)``.
 
         Raises
@@ -224,7 +224,7 @@ class VakonomicSystem:
 
 @dataclass(frozen=True, eq=False)
 class VakonomicField(EquationDisplay):
-    """The vakonomic field tangent to C, on ``(q, v^α, λ)`` (THEORY §5).
+    """The vakonomic field tangent to C, on ``(q, v^α, λ)`` (docs/theory.rst, *Vakonomic dynamics*).
 
     Attributes
     ----------
@@ -297,7 +297,7 @@ class VakonomicField(EquationDisplay):
 
 @dataclass(frozen=True, eq=False)
 class SectionField:
-    """``Γ_σ`` for a section ``λ = σ(q, v^α)`` and its tangency residual (THEORY §5, Prop. 4).
+    """``Γ_σ`` for a section ``λ = σ(q, v^α)`` and its tangency residual (Prop. 4 of Crampin & Mestdag (2010); docs/theory.rst, *Vakonomic dynamics*).
 
     Attributes
     ----------

@@ -512,13 +512,13 @@ def seed004_class_toml(
     values: Mapping[str, int | float] | None = None,
     name: str | None = None,
 ) -> str:
-    """The system file (TOML text) of a member of the class of seed 004, section 7.1.
+    """The system file (TOML text) of a member of the class of Crampin & Mestdag (2010), §7.1.
 
     Coordinates ``(r1, r2, s1, ..., sk)``, the constraints
     ``s_i_dot = A_i(r2)*r1_dot`` and
     ``L = (I1*r1_dot^2 + I2*r2_dot^2 + sum_i m_i*s_i_dot^2)/2``, with the
     Chaplygin frame ``X1 = d/dr1 + sum_i A_i(r2) d/ds_i``, ``X2 = d/dr2``,
-    ``X_{2+i} = d/ds_i`` (see THEORY.md, section 9).
+    ``X_{2+i} = d/ds_i`` (see docs/theory.rst, *Worked examples*).
 
     Parameters
     ----------
@@ -536,7 +536,7 @@ def seed004_class_toml(
     values : mapping, optional
         Default values of parameters; every parameter defaults to 1.
     name : str, optional
-        The title; default ``"Seed 004 class, A = (...)"``.
+        The title; default ``"Crampin & Mestdag (2010) class, A = (...)"``.
 
     Returns
     -------
@@ -547,7 +547,7 @@ def seed004_class_toml(
     Examples
     --------
     >>> print(seed004_class_toml(["r2"]))  # doctest: +ELLIPSIS
-    name = "Seed 004 class, A = (r2)"
+    name = "Crampin & Mestdag (2010) class, A = (r2)"
     ...
     constraints = [
         "s1_dot - (r2)*r1_dot",
@@ -565,9 +565,9 @@ def seed004_class_toml(
     constraints = [f"s{i}_dot - ({a})*r1_dot" for i, a in enumerate(A, 1)]
     defaults: dict[str, int | float | str] = dict.fromkeys(params, 1)
     defaults.update(values or {})
-    title = name if name is not None else "Seed 004 class, A = (" + ", ".join(A) + ")"
+    title = name if name is not None else "Crampin & Mestdag (2010) class, A = (" + ", ".join(A) + ")"
     description = (
-        "A member of the class of seed 004, section 7.1 (THEORY.md, section 9): "
+        "A member of the class of Crampin & Mestdag (2010), §7.1 (docs/theory.rst, *Worked examples*): "
         "coordinates (r1, r2, s1..s_k), L = (I1*r1_dot^2 + I2*r2_dot^2 + "
         "sum_i m_i*s_i_dot^2)/2, constraints s_i_dot = A_i(r2)*r1_dot, here with "
         f"A = ({', '.join(A)}) and masses ({', '.join(masses)}). Chaplygin for the "
@@ -597,7 +597,7 @@ def seed004_class_toml(
         "[values]",
         *(f"{p} = {_toml_number(v)}" for p, v in defaults.items()),
         "",
-        "# Chaplygin symmetry: the translations in s (THEORY.md, section 7)",
+        "# Chaplygin symmetry: the translations in s (docs/theory.rst, *Chaplygin systems*)",
         "[symmetry]",
         "generators = [" + ", ".join(
             _inline_array(["1" if col == 2 + i else "0" for col in range(k + 2)]) for i in range(k)) + "]",
@@ -614,7 +614,7 @@ def seed004_class(
     values: Mapping[str, int | float] | None = None,
     name: str | None = None,
 ) -> SystemSpec:
-    """A member of the class of seed 004, section 7.1, as a :class:`~anholo.io.SystemSpec`.
+    """A member of the class of Crampin & Mestdag (2010), §7.1, as a :class:`~anholo.io.SystemSpec`.
 
     See :func:`seed004_class_toml` for the system and the parameters.
 

@@ -1,4 +1,4 @@
-"""Anholonomic frames on Q (THEORY §1).
+"""Anholonomic frames on Q (docs/theory.rst, *Frames on Q*).
 
 A frame is n pointwise independent vector fields ``X_i = X_i^A ∂/∂q^A``.  Its
 dual coframe ``θ^i = θ^i_A dq^A`` satisfies ``θ^i_A X_j^A = δ^i_j``.  The object

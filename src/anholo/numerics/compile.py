@@ -59,7 +59,7 @@ def _check_numeric(exprs, what: str) -> None:
         raise SimulationError(
             f"the {what} contains undefined functions ({', '.join(sorted(undefined))}); numerics need concrete "
             "functions. Write them out in the system file (e.g. anholo.examples.seed004_class([...]) builds a "
-            "member of the seed 004 class with given A_i)."
+            "member of the Crampin & Mestdag (2010) §7.1 class with given A_i)."
         )
 
 
@@ -474,7 +474,7 @@ def compile_system(system) -> CompiledSystem:
 
     Examples
     --------
-    The nonholonomic particle (THEORY §9): ``v̇1 = −y v1 v2/(1+y²)``, ``v̇2 = 0``.
+    The nonholonomic particle (docs/theory.rst, *Worked examples*): ``v̇1 = −y v1 v2/(1+y²)``, ``v̇2 = 0``.
 
     >>> import numpy as np
     >>> from anholo.system import System

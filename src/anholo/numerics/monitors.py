@@ -3,10 +3,10 @@
 All monitors are evaluated at ``(q, q̇)`` of a :class:`~anholo.numerics.integrate.Trajectory`,
 whatever the field's state, so they mean the same for every field:
 
-* energy ``E_L = q̇^A ∂L/∂q̇^A − L`` (THEORY §3).  Conserved by the Euler–Lagrange
+* energy ``E_L = q̇^A ∂L/∂q̇^A − L`` (docs/theory.rst, *Lagrangian dynamics in a frame*).  Conserved by the Euler–Lagrange
   field of a time-independent L, by the nonholonomic field for linear (homogeneous)
   constraints, and by the vakonomic field (the energy of ``L + λ_a v^a`` is ``E_L``,
-  THEORY §5);
+  docs/theory.rst, *Vakonomic dynamics*);
 * constraint residuals ``φ_a(q, q̇)`` of the constraints as written.  For the
   nonholonomic field the state lies on C, so they are rounding errors of the
   evaluation of ``q̇ = X_j v^j``;

@@ -15,20 +15,20 @@ that small protocol:
   monitors (energy, momentum maps, constraint residuals) and for checking
   that initial data satisfy the constraints.
 
-Constructors (THEORY §§3–5):
+Constructors (docs/theory.rst, sections on Lagrangian, nonholonomic and vakonomic dynamics):
 
 * :func:`from_euler_lagrange` — state ``(q, v)``, ``q̇^A = X_i^A v^i``, ``v̇^i = Γ^i``
   (Prop. 1); ``v = θ(q) q̇``.
 * :func:`from_nonholonomic` — state ``(q, v^α)`` on C, ``q̇^A = X_j^A v^j`` with
   ``v^a = β^a(q)``, ``v̇^α = Γ^α`` (Prop. 2); the constraints hold exactly along
-  the motion because C is the state space (THEORY §4).  ``v^α = θ^α(q) q̇``.
+  the motion because C is the state space (docs/theory.rst, *Nonholonomic dynamics*).  ``v^α = θ^α(q) q̇``.
 * :func:`from_vakonomic` — state ``(q, v^α, λ)`` with the frame multipliers λ
-  (THEORY §5): ``v̇^α = B^α``, ``λ̇ = Λ``.  Initial data and the reported
+  (docs/theory.rst, *Vakonomic dynamics*): ``v̇^α = B^α``, ``λ̇ = Λ``.  Initial data and the reported
   multipliers are those of the constraints *as written*, ``λ'`` with
   ``L + λ'_a φ_a``; ``λ_b = λ'_a M^a_b``, ``M^a_b = ω^a(X_b)``.
 
 Any other field plugs in by building a :class:`FirstOrderSystem` (e.g. a Chetaev
-field for nonlinear constraints, THEORY §8).
+field for nonlinear constraints, docs/theory.rst, *Nonlinear constraints and Chetaev's rule*).
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def _symbol_of(key, parameters):
 def from_euler_lagrange(lagrangian, *, values: Mapping | None = None, name: str = "") -> FirstOrderSystem:
     """The Euler–Lagrange field of a :class:`~anholo.dynamics.lagrangian.Lagrangian` on ``(q, v)``.
 
-    ``q̇^A = X_i^A v^i``, ``v̇^i = Γ^i`` (Prop. 1, THEORY §3); initial ``v = θ(q) q̇``.
+    ``q̇^A = X_i^A v^i``, ``v̇^i = Γ^i`` (Prop. 1 of Crampin & Mestdag (2010); docs/theory.rst, *Lagrangian dynamics in a frame*); initial ``v = θ(q) q̇``.
     """
     return _el_system(lagrangian.euler_lagrange_field(), lagrangian.natural_expr(), values, name)
 
@@ -230,7 +230,7 @@ def _el_system(field_, lagrangian, values, name, constraints=()) -> FirstOrderSy
 
 
 def from_nonholonomic(field_, *, values: Mapping | None = None, name: str = "") -> FirstOrderSystem:
-    """Γ_nh (a :class:`~anholo.dynamics.nonholonomic.NonholonomicField`) on ``(q, v^α)`` (THEORY §4).
+    """Γ_nh (a :class:`~anholo.dynamics.nonholonomic.NonholonomicField`) on ``(q, v^α)`` (docs/theory.rst, *Nonholonomic dynamics*).
 
     Rates ``q̇^A = X_j^A v^j`` (``v^a = β^a(q)`` on C) and ``v̇^α = Γ^α``; initial
     ``v^α = θ^α(q) q̇``.  Multipliers: those of the constraints as written,
@@ -265,7 +265,7 @@ def _natural_lagrangian(nh) -> sp.Expr:
 
 
 def from_vakonomic(field_, *, values: Mapping | None = None, name: str = "") -> FirstOrderSystem:
-    """The vakonomic field tangent to C (a :class:`~anholo.dynamics.vakonomic.VakonomicField`, THEORY §5).
+    """The vakonomic field tangent to C (a :class:`~anholo.dynamics.vakonomic.VakonomicField`, docs/theory.rst, *Vakonomic dynamics*).
 
     State ``(q, v^α, λ)`` with the frame multipliers λ (components w.r.t. ``θ^a``):
     ``q̇^A = X_α^A v^α``, ``v̇^α = B^α``, ``λ̇_b = Λ_b``.  Initial multipliers and the
@@ -346,7 +346,7 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
     ``field`` is one of :data:`FIELDS`: ``"euler-lagrange"`` (the constraints are
     ignored), ``"nonholonomic"``, ``"vakonomic"`` (both in the frame of
     :func:`regular_nonholonomic`, or solved for ``dependent`` velocities) or
-    ``"chetaev"`` (nonlinear constraints, THEORY §8; needs :mod:`anholo.dynamics.chetaev`).
+    ``"chetaev"`` (nonlinear constraints, docs/theory.rst, *Nonlinear constraints and Chetaev's rule*; needs :mod:`anholo.dynamics.chetaev`).
     Default parameter values are the system's ``[values]``.
 
     Raises
