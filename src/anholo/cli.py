@@ -243,18 +243,14 @@ def _cmd_simulate(args, out) -> int:
     return _within_budget(budget, "simulate", lambda: _simulate(args, out))
 
 
-def _simulate(args, out) -> int:
-    import time
-
+def _run_setup(args) -> tuple:
+    """The options every integrating command shares, checked by the one validation rule (``--t-end``,
+    ``--rtol``, ``--atol``, ``--points``), and the system loaded with its ``--set`` values: symbolic ones
+    substituted, numerical ones returned as floats (:func:`_numeric_parameters`)."""
     from .errors import SimulationError
-    from .system import System
-
-    def say(message: str) -> None:
-        if not args.quiet:
-            print(f"anholo: {message}", file=sys.stderr, flush=True)
-
-    from .io.validation import check_option
     from .io.limits import check as check_limit
+    from .io.validation import check_option
+    from .system import System
 
     check_option(args.t_end, "--t-end", SimulationError, low=0, low_open=True)
     check_option(args.rtol, "--rtol", SimulationError, low=0, low_open=True, high=1)
@@ -269,7 +265,19 @@ def _simulate(args, out) -> int:
         except ValueError:
             symbolic[name] = value
     system = System.load(args.target, symbolic)
-    numeric = _numeric_parameters(system, numeric)
+    return system, _numeric_parameters(system, numeric)
+
+
+def _simulate(args, out) -> int:
+    import time
+
+    from .errors import SimulationError
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"anholo: {message}", file=sys.stderr, flush=True)
+
+    system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
 
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
@@ -379,28 +387,11 @@ def _cmd_sweep(args, out) -> int:
     from .errors import SimulationError
     from .numerics import compile_system, from_system
     from .numerics.sweep import parse_range, sweep
-    from .system import System
 
     ranges = dict(parse_range(r) for r in args.ranges)
     if len(ranges) != len(args.ranges):
         raise SimulationError("a name is given twice with --param; give each swept name once.")
-    from .io.limits import check as check_limit
-    from .io.validation import check_option
-
-    check_option(args.t_end, "--t-end", SimulationError, low=0, low_open=True)
-    check_option(args.rtol, "--rtol", SimulationError, low=0, low_open=True, high=1)
-    check_option(args.atol, "--atol", SimulationError, low=0)
-    check_option(args.points, "--points", SimulationError, low=2, integer=True)
-    check_limit("points", args.points, "--points", f"{args.points} output times")
-    numeric, symbolic = {}, {}
-    for name, value in _assignments(args).items():
-        try:
-            float(value)
-            numeric[name] = value
-        except ValueError:
-            symbolic[name] = value
-    system = System.load(args.target, symbolic)
-    numeric = _numeric_parameters(system, numeric)
+    system, numeric = _run_setup(args)
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.gap and field != "nonholonomic":
         raise SimulationError(f"--gap compares the nonholonomic with the vakonomic motion; this run is {field}.")

@@ -22,7 +22,8 @@ from .expressions import dag_size, size_exceeds
 from .printing import combination_latex, latex as _latex
 from .simplify import tidy
 
-__all__ = ["Presenter", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align"]
+__all__ = ["Presenter", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align",
+           "problem_latex"]
 
 CSE_PREFIX = "cse"
 
@@ -212,3 +213,12 @@ def align(rows) -> list:
     if not rows:
         return []
     return ["\\begin{align*}"] + [r + (" \\\\" if k < len(rows) - 1 else "") for k, r in enumerate(rows)] + ["\\end{align*}"]
+
+
+def problem_latex(lagrangian, constraints) -> str:
+    """A constrained problem as a LaTeX ``aligned`` block: ``L = …`` and ``0 = φ_a`` for each constraint,
+    each expression tidied, or a note instead of an expression over the report's size budget."""
+    p = Presenter()
+    rows = [f"L &= {p.latex(lagrangian)}"] + [f"0 &= {p.latex(e)}" for e in constraints]
+    return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+

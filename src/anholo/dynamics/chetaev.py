@@ -46,6 +46,7 @@ import sympy as sp
 
 import numpy as np
 
+from ..algebra.presentation import problem_latex
 from ..algebra import (
     adjugate,
     determinant,
@@ -59,7 +60,7 @@ from ..algebra import (
 )
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..geometry.tangent import TangentBundle
-from ..algebra.printing import EquationDisplay, latex
+from ..algebra.printing import EquationDisplay
 from ..constraints.displacements import ChetaevDisplacements, VirtualDisplacements
 from ..constraints.kinematic import KinematicConstraints, _numeric_rank
 from .lagrangian import Lagrangian, constrained_problem
@@ -390,12 +391,7 @@ class ChetaevSystem:
 
     def as_latex(self) -> str:
         """The Lagrangian (in natural velocities) and the constraints ``0 = φ_a`` as a LaTeX ``aligned`` block."""
-        from ..algebra.presentation import Presenter
-
-        p = Presenter()  # tidied, and a note instead of an expression over the report's size budget
-        rows = [f"L &= {p.latex(self.lagrangian.natural_expr())}"]
-        rows += [f"0 &= {p.latex(e)}" for e in self.constraints.expressions]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+        return problem_latex(self.lagrangian.natural_expr(), self.constraints.expressions)
 
     def _repr_latex_(self):
         return "$" + self.as_latex() + "$"

@@ -33,6 +33,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..algebra.presentation import problem_latex
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
 from ..algebra.implicit import ImplicitForm
@@ -502,12 +503,7 @@ class NonholonomicSystem:
 
     def as_latex(self) -> str:
         """The Lagrangian (in natural velocities) and the constraints ``0 = φ_a`` as a LaTeX ``aligned`` block."""
-        from ..algebra.presentation import Presenter
-
-        p = Presenter()  # tidied, and a note instead of an expression over the report's size budget
-        rows = [f"L &= {p.latex(self.lagrangian.natural_expr())}"]
-        rows += [f"0 &= {p.latex(e)}" for e in self.constraints.expressions]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+        return problem_latex(self.lagrangian.natural_expr(), self.constraints.expressions)
 
     def _repr_latex_(self):
         return "$" + self.as_latex() + "$"
