@@ -76,7 +76,9 @@ def rolling_disc_contact():
     return KM, {g: 9.81, r: 0.26, m: 3.43}
 
 
-def whipple_bicycle():
+def whipple_bicycle(steer_torque=False):
+    """sympy's test_kane3.py bicycle; with ``steer_torque`` (an addition of ours) a torque ``T`` of the
+    frame on the fork about the steering axis ``Frame.x`` (and its reaction on the frame), ``T = 0.7``."""
     q1, q2, q4, q5 = dynamicsymbols('q1 q2 q4 q5')
     q1d, q2d, q4d, q5d = dynamicsymbols('q1 q2 q4 q5', 1)
     u1, u2, u3, u4, u5, u6 = dynamicsymbols('u1 u2 u3 u4 u5 u6')
@@ -129,6 +131,9 @@ def whipple_bicycle():
     conlist_coord = [WF_cont.pos_from(WR_cont) & Y.z]
     FL = [(Frame_mc, -mframe * g * Y.z), (Fork_mc, -mfork * g * Y.z), (WF_mc, -mwf * g * Y.z),
           (WR_mc, -mwr * g * Y.z)]
+    if steer_torque:
+        T = symbols('T')
+        FL += [(Fork, T * Frame.x), (Frame, -T * Frame.x)]
     BL = [BodyFrame, BodyFork, BodyWR, BodyWF]
     KM = KanesMethod(N, q_ind=[q1, q2, q5], q_dependent=[q4], configuration_constraints=conlist_coord,
                      u_ind=[u2, u3, u5], u_dependent=[u1, u4, u6], velocity_constraints=conlist_speed,
@@ -160,4 +165,6 @@ def whipple_bicycle():
               framecg3: FrameCGPar, Iwr11: 0.0603, Iwr22: 0.12, Iwf11: 0.1405, Iwf22: 0.28, Ifork11: 0.05892,
               Ifork22: 0.06, Ifork33: 0.00708, Ifork31: 0.00756, Iframe11: 9.2, Iframe22: 11, Iframe33: 2.8,
               Iframe31: -2.4, mfork: 4, mframe: 85, mwf: 3, mwr: 2, g: 9.81}
+    if steer_torque:
+        values[T] = 0.7
     return KM, {k: float(v) for k, v in values.items()}

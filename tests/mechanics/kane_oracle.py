@@ -64,13 +64,16 @@ def kane_points(KM, values, count, seed, spread=1.0):
     return out
 
 
-def multiplier_accelerations(L, q, qd, p, constraints):
-    """``q̈(q, q̇, p)`` of the coordinate multiplier method ``[[W, −Aᵀ], [A, 0]] [q̈; λ] = [F; −(∂(A q̇)/∂q) q̇]``
-    (``W = ∂²L/∂q̇²``, ``F = ∂L/∂q − ∂²L/∂q̇∂q q̇``), evaluated numerically (compiled with lambdify)."""
+def multiplier_accelerations(L, q, qd, p, constraints, forces=None):
+    """``q̈(q, q̇, p)`` of the coordinate multiplier method ``[[W, −Aᵀ], [A, 0]] [q̈; λ] = [F + Q; −(∂(A q̇)/∂q) q̇]``
+    (``W = ∂²L/∂q̇²``, ``F = ∂L/∂q − ∂²L/∂q̇∂q q̇``, ``Q`` the generalized forces, default 0), evaluated
+    numerically (compiled with lambdify)."""
     n, m = len(q), len(constraints)
     Lu = [L.diff(u) for u in qd]
     W = sp.Matrix(n, n, lambda A, B: Lu[A].diff(qd[B]))
     F = sp.Matrix([L.diff(q[A]) - sum(Lu[A].diff(q[B]) * qd[B] for B in range(n)) for A in range(n)])
+    if forces is not None:
+        F += sp.Matrix(list(forces))
     Amat = sp.Matrix(m, n, lambda a, A: constraints[a].diff(qd[A]))
     rc = sp.Matrix([-sum(c.diff(q[B]) * qd[B] for B in range(n)) for c in constraints])
     f = sp.lambdify((q, qd, p), [W, F, Amat, rc], cse=True, modules="numpy")
@@ -104,7 +107,8 @@ def compare(model, KM, values, count=3, seed=0, spread=1.0, route="field"):
             Mv, Fv = (np.array(a, float) for a in fM(qv, qdv, pv, [0.0] * nlam))
             return np.linalg.solve(Mv, Fv.ravel())[len(q):2 * len(q)]
     else:
-        fa = multiplier_accelerations(model.lagrangian.natural_expr(), q, qd, p, list(model.constraints))
+        fa = multiplier_accelerations(model.lagrangian.natural_expr(), q, qd, p, list(model.constraints),
+                                      list(model.forces) if model.has_forces else None)
     A = sp.Matrix([[c.diff(v) for v in qd] for c in model.constraints])
     fA = sp.lambdify((q, p), A, modules="numpy")
     rate = {}  # added wheel angles: q̇ = the speed named here

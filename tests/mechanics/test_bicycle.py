@@ -107,3 +107,16 @@ def test_bicycle_is_self_stable_at_5_and_falls_at_2_metres_per_second(bicycle):
             assert np.abs(np.array(A(*end[:n]), float) @ end[n:]).max() < 1e-8
             assert abs(fh(*end[:n])) < 1e-8
     assert leans[5.0] < 0.01 and leans[2.0] > 0.1
+
+
+@pytest.mark.slow
+def test_bicycle_with_a_steer_torque_equals_kanes():
+    """A steer torque between frame and fork (a load, not a potential) reaches the generalized forces:
+    the model's L, constraints and forces give KanesMethod's accelerations with the same loads, and
+    without the forces they do not."""
+    KM, values = whipple_bicycle(steer_torque=True)
+    model = from_mechanics(KM, values=values)
+    assert model.has_forces
+    assert compare(model, KM, values, count=2, seed=3, spread=0.5, route="multipliers") < 1e-9
+    unforced = from_mechanics(whipple_bicycle()[0], values=values)
+    assert compare(unforced, KM, values, count=2, seed=3, spread=0.5, route="multipliers") > 1e-6
