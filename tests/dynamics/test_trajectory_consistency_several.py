@@ -126,9 +126,12 @@ def test_symbolic_coin_motions():
 @pytest.mark.slow
 def test_carriage_with_a_zero_is_vakonomic_and_the_found_multipliers_reproduce_it():
     """a = 0: σ = −p is strongly consistent, so every nonholonomic motion is vakonomic (three constraints)."""
-    from anholo.examples import resolve_system
+    from anholo.examples import example_path
+    from anholo.io.systemfile import parse_system
 
-    S = System.from_spec(resolve_system("two_wheeled_carriage").substitute({"a": 0}))
+    # a = 0 is a value of the offset only once it is declared nonnegative (parameters are positive)
+    text = example_path("two_wheeled_carriage").read_text() + '\n[signs]\na = "nonnegative"\n'
+    S = System.from_spec(parse_system(text).substitute({"a": 0}))
     vals = {p: {"m": 2.0, "m0": 1.0, "J": 1.0, "C": 0.1, "R": 0.3, "c": 0.5}[p.name] for p in S.chart.parameters}
     cons = [e.xreplace(vals) for e in S.constraints]
     L = S.lagrangian.natural_expr().xreplace(vals)
