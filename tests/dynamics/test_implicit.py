@@ -30,7 +30,10 @@ from anholo.system import System
 
 
 def _linear(spec) -> bool:
-    return spec.time is None and not spec.functions and all(
+    """Linear constraints in the natural velocities, no forces, inputs or holonomic constraints (the oracle's
+    setting; forced implicit forms are tested in tests/dynamics/test_forces.py)."""
+    extras = ("quasi_velocities", "forces", "frame_forces", "dissipation", "inputs", "holonomic")
+    return spec.time is None and not spec.functions and not any(getattr(spec, k, None) for k in extras) and all(
         sp.diff(c, a, b) == 0 for c in spec.constraints for a in spec.velocities for b in spec.velocities)
 
 
