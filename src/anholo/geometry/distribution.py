@@ -37,7 +37,6 @@ import sympy as sp
 
 from ..algebra import determinant, generic_rank, size_exceeds, tidy
 from ..algebra import kernel as _kernel
-from ..algebra.printing import latex
 from ..errors import DimensionError
 from .frame import Frame
 
@@ -178,8 +177,13 @@ class _TooLarge(Exception):
     """A bracket's frame components outgrew the budget: the coordinate route is used instead."""
 
 
-def _grow(m: int, n: int, steps: int, unit: list, bracket) -> tuple:
-    """The kept generators, their levels and words: ``bracket(α, Y)`` gives ``[X_α, Y]``."""
+def _grow(m: int, n: int, steps: int, unit: list, bracket, independent=None) -> tuple:
+    """The kept generators, their levels and words: ``bracket(α, Y)`` gives ``[X_α, Y]``, and a nonzero
+    candidate is kept when ``independent(kept, candidate)`` (default: it raises the generic rank)."""
+    if independent is None:
+        def independent(kept, cand):
+            return (not all(c == 0 for c in cand)
+                    and generic_rank(sp.Matrix([list(x) for x in kept] + [list(cand)])) > len(kept))
     gens, levels, words = list(unit), [1] * m, [(a,) for a in range(m)]
     growth, newest = [m], list(range(m))
     while len(growth) < steps and len(gens) < n and newest:
@@ -187,9 +191,7 @@ def _grow(m: int, n: int, steps: int, unit: list, bracket) -> tuple:
         for g in newest:
             for a in range(m):
                 cand = bracket(a, gens[g])
-                if all(c == 0 for c in cand):
-                    continue
-                if generic_rank(sp.Matrix([list(x) for x in gens] + [list(cand)])) > len(gens):
+                if independent(gens, cand):
                     gens.append(cand)
                     levels.append(len(growth) + 1)
                     words.append((a,) + words[g])
@@ -263,28 +265,10 @@ def _grow_in_kernel(chart, X: list, n: int, steps: int) -> tuple:
     def rank(rows):
         return sp.Matrix([[sp.Rational(int(x.numerator), int(x.denominator)) for x in map(value, r)] for r in rows]).rank()
 
-    gens, levels, words = [list(r) for r in Xk], [1] * m, [(a,) for a in range(m)]
-    growth, newest = [m], list(range(m))
-    while len(growth) < steps and len(gens) < n and newest:
-        added = []
-        for g in newest:
-            for a in range(m):
-                cand = bracket(a, gens[g])
-                if any(cand) and rank(gens + [cand]) > len(gens):
-                    gens.append(cand)
-                    levels.append(len(growth) + 1)
-                    words.append((a,) + words[g])
-                    added.append(len(gens) - 1)
-                    if len(gens) == n:
-                        break
-            if len(gens) == n:
-                break
-        if not added:
-            break
-        growth.append(len(gens))
-        newest = added
+    gens, levels, words, growth = _grow(m, n, steps, [list(r) for r in Xk], bracket,
+                                        lambda kept, cand: any(cand) and rank(list(kept) + [cand]) > len(kept))
     out = tuple(tuple(K.to_expr(_kernel.simplest(K, e)) for e in g) for g in gens)
-    return out, tuple(levels), tuple(words), tuple(growth)
+    return out, levels, words, growth
 
 
 def flag_of(frame: Frame, m: int | None = None, max_steps: int | None = None) -> Flag:
