@@ -30,7 +30,7 @@ from ..errors import ExpressionBudgetError, IrregularLagrangianError
 from .expressions import dag_size, free_symbols, size_exceeds, xreplace_dag
 from .linear import solve_square
 from .numeric import numeric_value, numerically_zero, random_point
-from .printing import latex
+from .printing import EquationDisplay
 
 __all__ = ["ImplicitForm", "EXPLICIT_SIZE_LIMIT"]
 
@@ -44,7 +44,7 @@ def _sym_matrix(M) -> sp.ImmutableMatrix:
 
 
 @dataclass(frozen=True, eq=False)
-class ImplicitForm:
+class ImplicitForm(EquationDisplay):
     """The linear system ``M x = F`` for the unknowns ``x`` (``M`` square, generically nonsingular).
 
     Parameters
@@ -236,16 +236,6 @@ class ImplicitForm:
         return worst
 
     # --- rendering -----------------------------------------------------------------------------
-    def __str__(self):
-        return "\n".join(f"{e.lhs} = {e.rhs}" for e in self.equations())
-
-    def as_latex(self) -> str:
-        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
-
-    def _repr_latex_(self):
-        return "$" + self.as_latex() + "$"
-
     def to_dict(self) -> dict:
         """``{"unknowns": […], "M": [[…]], "F": […]}`` with sympify-able strings."""
         k = self.dim

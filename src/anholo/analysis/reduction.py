@@ -42,7 +42,7 @@ from functools import cached_property
 import sympy as sp
 
 from ..algebra import free_symbols, numerically_zero, random_point, reduce_if_cheap, solve_square, tidy, vanishes
-from ..algebra.printing import latex
+from ..algebra.printing import EquationDisplay, latex
 from ..errors import ReductionError
 
 __all__ = ["ChaplyginReduction", "ReducingMultiplier"]
@@ -131,7 +131,7 @@ class ReducingMultiplier:
 
 
 @dataclass(frozen=True, eq=False)
-class ChaplyginReduction:
+class ChaplyginReduction(EquationDisplay):
     """The reduced equations of a Chaplygin system on Q/G (module docstring).
 
     Parameters
@@ -302,13 +302,6 @@ class ChaplyginReduction:
     def __str__(self):
         eqs = "\n".join(f"  {e.lhs} = {e.rhs}" for e in self.equations())
         return f"Chaplygin reduction to the shape space ({', '.join(map(str, self.shape))}):\n{eqs}"
-
-    def as_latex(self) -> str:
-        rows = [f"{latex(e.lhs)} &= {latex(e.rhs)}" for e in self.equations()]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
-
-    def _repr_latex_(self):
-        return "$" + self.as_latex() + "$"
 
     def to_dict(self) -> dict:
         return {"shape": [str(s) for s in self.shape], "reduced_lagrangian": str(self.reduced_lagrangian),
