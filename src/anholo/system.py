@@ -19,8 +19,11 @@ from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
 from .dynamics.forces import Forces
 from .dynamics.lagrangian import Lagrangian
-from .errors import AnholoError, AnholoWarning
+from .errors import AnholoError, AnholoWarning, ReportError
+from .dynamics.maggi import LARGE_SYSTEM, MaggiSystem
 from .dynamics.nonholonomic import NonholonomicSystem
+from .algebra.engine import to_engine, to_sympy
+from .algebra.expressions import size_exceeds
 from .algebra.printing import tex_text
 from .examples import resolve_system
 from .geometry.chart import Chart
@@ -202,14 +205,47 @@ class System:
         forces = self.forces.total if self.forces is not None else None
         return ChetaevSystem(self.lagrangian, self.kinematic_constraints(), forces=forces)
 
-    def nonholonomic(self, dependent=None):
+    @property
+    def is_large(self) -> bool:
+        """True if L and the constraints together exceed :data:`~anholo.dynamics.maggi.LARGE_SYSTEM` tree
+        nodes: :meth:`nonholonomic` then uses Maggi's equations (no normal forms, no symbolic inversion)."""
+        if "_is_large" not in self.__dict__:
+            exprs = [self.lagrangian.expr, *(sp.sympify(c) for c in self.constraints)]
+            self.__dict__["_is_large"] = size_exceeds(sp.Tuple(*exprs), LARGE_SYSTEM)
+        return self.__dict__["_is_large"]
+
+    def nonholonomic(self, dependent=None, route: str | None = None):
         """The Lagrange–d'Alembert problem (docs/nonholonomic.rst): L with the file's constraints.
 
-        The file's frame is used if it is adapted to the constraints; otherwise an
-        adapted frame is built on it (see :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem`).
+        ``route="exact"``: :class:`~anholo.dynamics.nonholonomic.NonholonomicSystem` — the file's frame
+        is used if it is adapted to the constraints; otherwise an adapted frame is built on it, and
+        every result is put in a small canonical form.  ``route="maggi"``:
+        :class:`~anholo.dynamics.maggi.MaggiSystem` — Maggi's equations in coordinates, for large
+        systems (a bicycle): the same field, its expressions shared and never normalised or inverted.
+        By default the exact route, and Maggi's for a large system (:attr:`is_large`).
         """
+        if route not in (None, "exact", "maggi"):
+            raise ReportError(f"unknown route {route!r}; use 'exact' or 'maggi'.")
+        if route == "maggi" or (route is None and self.is_large):
+            return self.maggi(dependent)
         return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent,
                                   forces=self.forces, time=self.lagrangian_time)
+
+    def maggi(self, dependent=None) -> MaggiSystem:
+        """The Lagrange–d'Alembert problem in Maggi's form (:class:`~anholo.dynamics.maggi.MaggiSystem`):
+        L in the natural velocities, the file's constraints (with the derivatives of its holonomic
+        constraints), its forces, and its quasi-velocity names for the free velocities."""
+        if dependent is None and "_maggi" in self.__dict__:
+            return self.__dict__["_maggi"]
+        forces = self.forces.total if self.forces is not None else None
+        time = self.time if self.time is not None and (self.lagrangian_time is not None or self.is_time_dependent) \
+            else None
+        out = MaggiSystem(self.chart, self.lagrangian.bundle.to_natural(self.lagrangian.expr), self.constraints,
+                           forces=forces, time=time, dependent=dependent, holonomic=self.holonomic,
+                           quasi_velocities=self.bundle.quasi_velocities)
+        if dependent is None:
+            self.__dict__["_maggi"] = out
+        return out
 
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
@@ -226,6 +262,15 @@ def differentiated(chart: Chart, holonomic, time=None) -> tuple:
     out = []
     for f in holonomic:
         f = sp.sympify(f)
+        if size_exceeds(f, 300):  # a large f (a bicycle's front contact): differentiated by the engine
+            fe = to_engine(f)
+            df = sum((fe.diff(to_engine(q)) * to_engine(u) for q, u in zip(chart.coordinates, chart.velocities)),
+                     to_engine(0))
+            if time is not None:
+                df += fe.diff(to_engine(time))
+            symbols = chart.coordinates + chart.velocities + chart.parameters + ((time,) if time is not None else ())
+            out.append(to_sympy(df, symbols))
+            continue
         df = sp.Add(*[f.diff(q) * u for q, u in zip(chart.coordinates, chart.velocities)])
         if time is not None:
             df += f.diff(time)

@@ -48,6 +48,7 @@ EXPECTED = {
     "sleigh_with_motor": "Chaplygin sleigh with friction and a motor",
     "nonminimal_pendulum": "Non-minimal pendulum",
     "tilted_knife_edge": "Knife edge on a periodically tilted plane",
+    "whipple_bicycle": "Whipple bicycle",
 }
 # Generated families, listed once by list_examples.
 FAMILIES = {

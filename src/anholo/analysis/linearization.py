@@ -24,7 +24,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..errors import DimensionError, IrregularLagrangianError, MissingParameterError
+from ..algebra.expressions import free_symbols
+from ..algebra.program import Program
+from ..dynamics.maggi import MaggiSystem
+from ..errors import DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError
 
 __all__ = ["Linearization", "LinearizationProblem", "linearize"]
 
@@ -87,27 +90,30 @@ class LinearizationProblem:
 
     Parameters
     ----------
-    source : NonholonomicSystem or Lagrangian
+    source : NonholonomicSystem, MaggiSystem or Lagrangian
         The field: Γ_nh on C in ``(q, v^α)``, or the Euler–Lagrange field in ``(q, v)``.
     states : sequence of Symbol or str, optional
         The chosen states ``z`` (coordinates and free quasi-velocities); default all.
+    holonomic : sequence of expressions, optional
+        Holonomic constraints ``f(q) = 0`` (default: the source's ``holonomic``, if any).  A coordinate
+        they tie to the chosen ones moves with them: for a chosen coordinate ``z`` the derivative is
+        ``∂/∂z + (∂q^d/∂z) ∂/∂q^d`` with ``∂q^d/∂z = −(∂f/∂q^d)⁻¹ ∂f/∂z`` at the reference state (implicit
+        function theorem), e.g. the pitch of a bicycle following its lean and steer.
+
+    For a :class:`~anholo.dynamics.maggi.MaggiSystem` (large systems) the derivatives are taken in
+    forward mode along the shared subexpressions of its implicit form
+    (:class:`~anholo.algebra.program.Program`), never expanding a tree.
     """
 
-    def __init__(self, source, states: Sequence | None = None):
-        if hasattr(source, "velocities_on_C"):
+    def __init__(self, source, states: Sequence | None = None, holonomic: Sequence | None = None):
+        maggi = isinstance(source, MaggiSystem)
+        if maggi:
+            coords, vel = tuple(source.chart.coordinates), tuple(source.free_velocities)
+        elif hasattr(source, "velocities_on_C"):
             nh = source
-            form = nh.implicit_form(multipliers=False)
-            X, vC = nh.frame.vectors, nh.velocities_on_C
-            kin = [sp.Add(*[X[j, A] * vC[j] for j in range(nh.n) if X[j, A] != 0 and vC[j] != 0])
-                   for A in range(nh.n)]
             coords, vel = tuple(nh.frame.chart.coordinates), tuple(nh.free_velocities)
         else:
-            L = source
-            form = L.implicit_form()
-            b = L.bundle
-            X, v = b.frame.vectors, b.quasi_velocities
-            kin = [sp.Add(*[X[j, A] * v[j] for j in range(b.dim) if X[j, A] != 0]) for A in range(b.dim)]
-            coords, vel = tuple(b.chart.coordinates), tuple(v)
+            coords, vel = tuple(source.bundle.chart.coordinates), tuple(source.bundle.quasi_velocities)
         self.all_states = coords + vel
         by_name = {s.name: s for s in self.all_states}
         if states is None:
@@ -122,21 +128,89 @@ class LinearizationProblem:
                 chosen.append(by_name[name])
             chosen = tuple(chosen)
         self.states = chosen
-        kin_idx = [coords.index(z) for z in chosen if z in coords]
-        vel_idx = [vel.index(z) for z in chosen if z in vel]
-        self._kin_idx, self._vel_idx = kin_idx, vel_idx
+        hol = tuple(sp.sympify(f) for f in (holonomic if holonomic is not None else getattr(source, "holonomic", ())))
+        tied = [c for c in coords if c not in chosen and any(c in free_symbols([f]) for f in hol)]
+        self._tied = tuple(tied)
+        self._hol = hol
+        variables = chosen + tuple(tied)
+        self._kin_idx = [coords.index(z) for z in chosen if z in coords]
+        self._vel_idx = [vel.index(z) for z in chosen if z in vel]
+        self._coords = coords
+        self._nz, self._nv = len(chosen), len(variables)
+        if maggi:
+            self._build_program(source, variables, hol)
+        else:
+            self._build_sympy(source, variables, hol)
+
+    def _build_sympy(self, source, variables, hol) -> None:
+        if hasattr(source, "velocities_on_C"):
+            nh = source
+            form = nh.implicit_form(multipliers=False)
+            X, vC = nh.frame.vectors, nh.velocities_on_C
+            kin = [sp.Add(*[X[j, A] * vC[j] for j in range(nh.n) if X[j, A] != 0 and vC[j] != 0])
+                   for A in range(nh.n)]
+        else:
+            L = source
+            form = L.implicit_form()
+            b = L.bundle
+            X, v = b.frame.vectors, b.quasi_velocities
+            kin = [sp.Add(*[X[j, A] * v[j] for j in range(b.dim) if X[j, A] != 0]) for A in range(b.dim)]
         M, F = form.matrix, list(form.rhs)
         k = form.dim
-        K = [kin[i] for i in kin_idx]
-        dK = [[e.diff(z) for z in chosen] for e in K]
-        dF = [[F[i].diff(z) for z in chosen] for i in range(k)]
-        dM = [[[M[i, j].diff(z) for j in range(k)] for i in range(k)] for z in chosen]
-        exprs = K + [e for row in dK for e in row] + list(M) + F + [e for row in dF for e in row] \
-            + [e for mat in dM for row in mat for e in row]
-        free = set().union(*(sp.sympify(e).free_symbols for e in exprs)) if exprs else set()
+        K = [kin[i] for i in self._kin_idx]
+        dK = [e.diff(z) for e in K for z in variables]
+        dF = [F[i].diff(z) for i in range(k) for z in variables]
+        dM = [M[i, j].diff(z) for z in variables for i in range(k) for j in range(k)]
+        df = [f.diff(z) for f in hol for z in variables]
+        exprs = K + dK + list(M) + F + dF + dM + list(hol) + df
+        free = free_symbols(exprs) if exprs else set()
         self.parameters = tuple(sorted(free - set(self.all_states), key=lambda s: s.name))
-        self._f = sp.lambdify(list(self.all_states) + list(self.parameters), exprs, modules="math", cse=True)
-        self._k, self._nz, self._nk = k, len(chosen), len(K)
+        raw = sp.lambdify(list(self.all_states) + list(self.parameters), exprs, modules="math", cse=True)
+        nk, nv, nh_ = len(K), self._nv, len(hol)
+
+        def evaluate(vals):
+            out, pos = raw(*vals), 0
+
+            def take(count, shape):
+                nonlocal pos
+                arr = np.array(out[pos:pos + count], dtype=float).reshape(shape)
+                pos += count
+                return arr
+            parts = (take(nk, (nk,)), take(nk * nv, (nk, nv)), take(k * k, (k, k)), take(k, (k,)),
+                     take(k * nv, (k, nv)), take(nv * k * k, (nv, k, k)))
+            return parts + (take(nh_, (nh_,)), take(nh_ * nv, (nh_, nv)))
+
+        self._k, self._evaluate = k, evaluate
+
+    def _build_program(self, source, variables, hol) -> None:
+        from ..algebra.engine import se, to_engine
+
+        prog = source.program(multipliers=False)
+        n, k = len(self._coords), source.m
+        hol_e = [to_engine(f) for f in hol]
+        base = Program(prog.args, prog.pairs, prog.outputs + tuple(hol_e))
+        names = {str(a): a for a in prog.args}
+        extra = sorted({s for f in hol_e for s in f.free_symbols if str(s) not in names}, key=str)
+        base = Program(prog.args + tuple(extra), base.pairs, base.outputs)
+        full, (rows, nv) = base.derivatives([se.Symbol(z.name) for z in variables])
+        f = full.compile()
+        arg_names = [str(a) for a in full.args]
+        state_names = {s.name for s in self.all_states}
+        self.parameters = tuple(sp.Symbol(a, real=True) for a in arg_names if a not in state_names)
+        kin_idx, nh_ = self._kin_idx, len(hol)
+
+        def evaluate(vals):
+            # vals: all_states then parameters (by name), mapped onto the program's arguments
+            by_name = dict(zip([s.name for s in self.all_states] + [p.name for p in self.parameters], vals))
+            out = np.array(f(*[by_name[a] for a in arg_names]), dtype=float)
+            vals0, jac = out[:rows], out[rows:].reshape(rows, nv)
+            K, dK = vals0[:n][kin_idx], jac[:n][kin_idx]
+            M, F = vals0[n:n + k * k].reshape(k, k), vals0[n + k * k:n + k * k + k]
+            dM = jac[n:n + k * k].reshape(k, k, nv).transpose(2, 0, 1)
+            dF = jac[n + k * k:n + k * k + k]
+            return K, dK, M, F, dF, dM, vals0[rows - nh_:], jac[rows - nh_:]
+
+        self._k, self._evaluate = k, evaluate
 
     def at(self, reference: Mapping, parameters: Mapping) -> Linearization:
         """``A`` at a reference state (``reference``: state → value, missing ones 0) and parameter values."""
@@ -150,26 +224,19 @@ class LinearizationProblem:
         if missing:
             raise MissingParameterError(f"no value for the parameter(s) {', '.join(missing)}; give them with "
                                         "--set NAME=VALUE or in the system file's [values] table.")
-        vals = self._f(*[ref.get(s.name, 0.0) for s in self.all_states], *[par[p.name] for p in self.parameters])
-        k, nz, nk = self._k, self._nz, self._nk
-        pos = 0
-
-        def take(count):
-            nonlocal pos
-            out = np.array(vals[pos:pos + count], dtype=float)
-            pos += count
-            return out
-
-        K = take(nk)
-        dK = take(nk * nz).reshape(nk, nz)
-        M = take(k * k).reshape(k, k)
-        F = take(k)
-        dF = take(k * nz).reshape(k, nz)
-        dM = take(nz * k * k).reshape(nz, k, k)
+        K, dK, M, F, dF, dM, f, df = self._evaluate(
+            [ref.get(s.name, 0.0) for s in self.all_states] + [par[p.name] for p in self.parameters])
+        k, nz = self._k, self._nz
         if k and not np.all(np.isfinite(M)) or k and np.linalg.cond(M) > 1e14:
             raise IrregularLagrangianError(
                 "the matrix M of the implicit form is singular (or undefined) at the reference state "
                 f"{ref}; choose another reference state (a coordinate singularity of the chart?).")
+        if len(f) and np.abs(f).max() > 1e-8:
+            raise InitialStateError(
+                f"the reference state violates the holonomic constraints (residual {np.abs(f).max():.3g}); "
+                "give the tied coordinates values that satisfy them.")
+        T = self._tie(df)  # total derivatives: columns z + (∂q^d/∂z) columns d
+        dK, dF, dM = dK @ T, dF @ T, np.einsum("vij,vz->zij", dM, T)
         vdot = np.linalg.solve(M, F) if k else F
         rhs = dF - np.einsum("zij,j->iz", dM, vdot) if k else dF
         dV = np.linalg.solve(M, rhs) if k else rhs
@@ -178,6 +245,21 @@ class LinearizationProblem:
         ev = np.linalg.eigvals(A) if nz else np.zeros(0, dtype=complex)
         ev = ev[np.lexsort((-ev.imag, -ev.real))]
         return Linearization(self.states, A, ev, rates, {**ref, **par})
+
+    def _tie(self, df: np.ndarray) -> np.ndarray:
+        """``T`` (variables × chosen): the identity on the chosen states, and ``∂q^d/∂z`` on the tied
+        coordinates, from ``f_d ∂q^d/∂z = −f_z`` (the tied coordinates least-squares if not all are needed)."""
+        nz, nv = self._nz, self._nv
+        T = np.zeros((nv, nz))
+        T[:nz, :nz] = np.eye(nz)
+        if nv > nz and df.size:
+            fz, fd = df[:, :nz], df[:, nz:]
+            if np.linalg.matrix_rank(fd) < fd.shape[0]:
+                raise DimensionError(
+                    "the holonomic constraints do not determine the coordinates tied to the chosen states "
+                    f"({', '.join(s.name for s in self._tied)}) at this reference state; choose other states.")
+            T[nz:, :] = -np.linalg.pinv(fd) @ fz
+        return T
 
     def sweep(self, name: str, values: Sequence, reference: Mapping, parameters: Mapping) -> list:
         """:meth:`at` for each value of a state or parameter ``name`` (e.g. the forward speed)."""

@@ -29,12 +29,15 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..algebra.engine import to_engine
 from ..algebra.presentation import Presenter, serialize
 from ..algebra.printing import tex_text
 from ..analysis.consistency import consistency_report
 from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
 from ..analysis.sections import Section
 from ..analysis.summaries import CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary, ChetaevSummary
+from ..dynamics.maggi import MaggiSystem
+from ..dynamics.maggi_summary import MaggiSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
 from .latex import summary_tex
@@ -47,6 +50,11 @@ SECTIONS = ("frame", "euler_lagrange", "nonholonomic", "controllability", "invar
 _ALIASES = {"hamel_equations": "euler_lagrange", "lagrangian_quasi": "euler_lagrange", "regular": "euler_lagrange"}
 #: Seconds a whole report may take by default (``--budget`` raises it).
 DEFAULT_BUDGET = 120.0
+
+
+_LARGE_NOTE = ("not computed for a large system: its nonholonomic field comes from Maggi's equations "
+               "(docs/implicit.rst); this analysis needs the exact route, "
+               "System.load(FILE).nonholonomic(route='exact') in Python (slow)")
 
 
 class _NotApplicable(Exception):
@@ -148,7 +156,8 @@ class Report:
             "velocities": [u.name for u in s.chart.velocities],
             "parameters": [p.name for p in s.chart.parameters],
             "quasi_velocities": [v.name for v in s.bundle.quasi_velocities],
-            "lagrangian": str(self.presenter.present(s.lagrangian.natural_expr())),
+            "lagrangian": (str(to_engine(s.lagrangian.natural_expr())) if getattr(s, "is_large", False)
+                           else str(self.presenter.present(s.lagrangian.natural_expr()))),
             **_loads_header(s),
         }
 
@@ -279,7 +288,8 @@ def _loads_header(system) -> dict:
         if forces.inputs:
             out["inputs"] = [u.name for u in forces.inputs]
     if getattr(system, "holonomic", ()):
-        out["holonomic"] = [str(f) for f in system.holonomic]
+        out["holonomic"] = [str(to_engine(f)) if getattr(system, "is_large", False) else str(f)
+                            for f in system.holonomic]
     return out
 
 
@@ -289,6 +299,12 @@ def _constraint_kind(system) -> str | None:
     without velocities) raises the user error here, before any block."""
     if not system.constraints:
         return None
+    if getattr(system, "is_large", False):  # read (and checked) by Maggi's route, without normal forms
+        try:
+            system.nonholonomic()
+            return "linear"
+        except NonlinearConstraintError:
+            pass
     if not getattr(system, "is_time_dependent", False):
         try:
             system.linear_constraints()
@@ -359,17 +375,23 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             cache["nh"] = system.nonholonomic()
         return cache["nh"]
 
+    def exact_nh():
+        """The exact route's problem; a large system (Maggi's equations) gives the nonholonomic field only."""
+        if isinstance(nh(), MaggiSystem):
+            raise _NotApplicable(_LARGE_NOTE)
+        return nh()
+
     def chaplygin():
         if getattr(system, "forces", None) is not None or getattr(system, "lagrangian_time", None) is not None:
             raise _NotApplicable("the Chaplygin reduction is implemented for time-independent systems without "
                                  "non-potential forces")
         if "chaplygin" not in cache:
             ch = system.chaplygin()
-            cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, nh(), system)
+            cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, exact_nh(), system)
         return cache["chaplygin"]
 
     def affine() -> bool:
-        return nh().constraints.is_affine
+        return exact_nh().constraints.is_affine
 
     def consistency():
         extra = ()
@@ -385,22 +407,23 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                                   search_budget=CONSISTENCY_SEARCH_BUDGET)
 
     def vakonomic():
-        return VakonomicSummary.of(nh())
+        return VakonomicSummary.of(exact_nh())
 
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
         "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
                                                           forces=getattr(system, "forces", None),
                                                           time=getattr(system, "lagrangian_time", None)),
-        "nonholonomic": lambda: NonholonomicSummary.of(nh(), tuple(system.constraints)),
+        "nonholonomic": lambda: (MaggiSummary.of(nh(), tuple(system.constraints)) if isinstance(nh(), MaggiSystem)
+                                 else NonholonomicSummary.of(nh(), tuple(system.constraints))),
         "vakonomic": vakonomic,
         "consistency": consistency,
         "chaplygin": chaplygin,
         "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
-        "controllability": lambda: ControllabilitySummary.of(nh()),
-        "invariant_measure": lambda: InvariantMeasureSummary.of(nh()),
+        "controllability": lambda: ControllabilitySummary.of(exact_nh()),
+        "invariant_measure": lambda: InvariantMeasureSummary.of(exact_nh()),
         "first_integrals": lambda: FirstIntegralsSummary.of(
-            nh(), generators=(system.symmetry or {}).get("generators", ())),
+            exact_nh(), generators=(system.symmetry or {}).get("generators", ())),
     }
     titles = {"frame": FrameSummary.title, "euler_lagrange": EulerLagrangeSummary.title,
               "nonholonomic": NonholonomicSummary.title, "vakonomic": VakonomicSummary.title,

@@ -1,0 +1,136 @@
+"""A fast symbolic engine for large expressions: symengine behind sympy at the API boundary.
+
+anholo's exact kernel (:mod:`anholo.algebra.kernel`) gives small canonical results on small
+systems.  Large systems — a bicycle's Lagrangian has thousands of operations and its
+rolling constraints carry square roots — need the opposite trade: no normal forms at all,
+only differentiation, substitution, matrix products, linear solves by LU (kept as
+expressions, never inverted into a normal form) and common subexpressions.  symengine
+(a C++ library with Python bindings) does exactly these operations 80–225× faster than
+sympy on anholo's own formulas (benchmarks/bench_symengine.py), so the large-system route
+(:mod:`anholo.dynamics.maggi`) computes in it and converts back only what the user asks for.
+
+Conversions:
+
+* :func:`to_engine` — sympy (or a string) → symengine;
+* :func:`to_sympy` — symengine → sympy, with the caller's symbols (their assumptions, e.g.
+  ``real=True``, are not carried by symengine) put back by name;
+* :func:`shared_to_sympy` — a ``cse`` list ``[(name, expr), …]`` and its reduced expressions
+  → sympy expressions with the definitions substituted *as shared subexpressions* (a DAG:
+  small in memory however large the tree; use the DAG-aware helpers of
+  :mod:`anholo.algebra.expressions` on them);
+* :func:`engine_cse` — common subexpressions; :func:`printed` writes them as strings named
+  ``prefix0, prefix1, …``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping, Sequence
+
+import symengine as se
+import sympy as sp
+
+__all__ = ["se", "to_engine", "to_sympy", "shared_to_sympy", "engine_cse", "printed", "engine_matrix", "zero"]
+
+zero = se.Integer(0)
+
+
+def to_engine(expr):
+    """``expr`` (sympy expression, number or string) as a symengine expression."""
+    return se.sympify(expr)
+
+
+def engine_matrix(rows) -> "se.DenseMatrix":
+    """A symengine matrix from nested sequences of expressions."""
+    rows = [list(r) for r in rows]
+    if not rows:
+        return se.zeros(0, 0)
+    return se.DenseMatrix(len(rows), len(rows[0]), [to_engine(e) for r in rows for e in r])
+
+
+def to_sympy(expr, symbols: Iterable = ()) -> sp.Expr:
+    """A symengine expression as sympy, with ``symbols`` (sympy Symbols) put back by name.
+
+    The conversion walks the expression once per distinct subexpression (shared subtrees are
+    converted once) and creates the caller's symbols directly (no substitution afterwards)."""
+    return _Converter(symbols)(expr)
+
+
+class _Converter:
+    """symengine → sympy, memoised over shared subexpressions."""
+
+    _FUNCTIONS = {"Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow}
+
+    def __init__(self, symbols: Iterable = (), env: Mapping | None = None):
+        self.symbols = {s.name: s for s in symbols if isinstance(s, sp.Symbol)}
+        self.env = dict(env or {})  # names of shared definitions -> sympy expressions
+        self.memo: dict = {}
+
+    def __call__(self, e):
+        if not hasattr(e, "_sympy_"):
+            return sp.sympify(e)
+        memo = self.memo
+        stack = [(e, False)]
+        while stack:
+            a, expanded = stack.pop()
+            if a in memo:
+                continue
+            args = a.args
+            if not args:
+                memo[a] = self._atom(a)
+            elif not expanded:
+                stack.append((a, True))
+                stack.extend((c, False) for c in args if c not in memo)
+            else:
+                name = type(a).__name__
+                conv = [memo[c] for c in args]
+                fn = self._FUNCTIONS.get(name) or getattr(sp, name, None)
+                memo[a] = fn(*conv) if callable(fn) else sp.sympify(a._sympy_())
+        return memo[e]
+
+    def _atom(self, a):
+        if isinstance(a, se.Symbol):
+            name = str(a)
+            if name in self.env:
+                return self.env[name]
+            return self.symbols.get(name) or sp.Symbol(name)
+        return sp.sympify(a._sympy_())
+
+
+def engine_cse(exprs: Sequence) -> tuple:
+    """``(pairs, reduced)``: symengine's common subexpressions of ``exprs`` (in order: a later definition
+    may use earlier names).  The names (``x0, x1, …``) avoid every symbol of ``exprs``; :func:`printed`
+    renames them for output."""
+    pairs, reduced = se.cse(list(exprs))
+    return list(pairs), list(reduced)
+
+
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+
+def printed(pairs: Sequence, exprs: Sequence, prefix: str = "cse") -> tuple:
+    """``(pairs, exprs)`` as strings, the cse names renamed ``prefix0, prefix1, …`` (sympify-able)."""
+    table = {str(name): f"{prefix}{i}" for i, (name, _) in enumerate(pairs)}
+
+    def text(e) -> str:
+        return _NAME.sub(lambda mt: table.get(mt.group(0), mt.group(0)), str(e)) if table else str(e)
+
+    return [[table[str(n)], text(v)] for n, v in pairs], _nested(exprs, text)
+
+
+def _nested(x, fn):
+    if isinstance(x, (list, tuple)):
+        return [_nested(e, fn) for e in x]
+    return fn(x)
+
+
+def shared_to_sympy(pairs: Sequence, reduced: Sequence, symbols: Iterable = ()) -> list:
+    """The expressions ``reduced`` of a cse list as sympy, every definition substituted once and shared.
+
+    The result's trees may be large, but each distinct subexpression exists once in memory
+    (the definitions are the shared nodes)."""
+    conv = _Converter(symbols)
+    for name, value in pairs:
+        conv.env[str(name)] = _Converter(symbols, conv.env)(value)
+    final = _Converter(symbols, conv.env)
+    return [final(e) for e in reduced]

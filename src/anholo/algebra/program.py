@@ -1,0 +1,185 @@
+"""Straight-line programs: expressions with their shared subexpressions, differentiated and compiled.
+
+A large derived quantity (the implicit form of a bicycle) is best kept as a *straight-line
+program*: definitions ``t_1 = f_1(args)``, ``t_2 = f_2(args, t_1)``, … (common subexpressions)
+and outputs written with them.  Such a program
+
+* prints compactly (the ``"cse"`` lists of the JSON reports),
+* is differentiated in forward mode without ever expanding a tree — the chain rule along the
+  definitions, ``∂t_i/∂z = Σ_s ∂f_i/∂s · ∂s/∂z`` over the symbols ``s`` of ``f_i`` (Griewank &
+  Walther's forward mode, applied symbolically), so the derivative costs a small multiple of the
+  program — and
+* compiles to one Python function of scalars (``math`` functions, one local per definition), the
+  code generation of PyDy (Gede, Peterson, Sinha & Moore 2013) without a C compiler.
+
+The expressions are symengine's (:mod:`anholo.algebra.engine`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from .engine import engine_cse, printed, se, zero
+
+__all__ = ["Program"]
+
+
+@dataclass(frozen=True)
+class Program:
+    """Outputs written with shared definitions, as functions of ``args``.
+
+    Parameters
+    ----------
+    args : tuple of symengine Symbol
+        The inputs (states, parameters).
+    pairs : tuple of (Symbol, expression)
+        The definitions, in order (a later one may use earlier names).
+    outputs : tuple of expressions
+        In ``args`` and the defined names.
+    """
+
+    args: tuple
+    pairs: tuple
+    outputs: tuple
+
+    @classmethod
+    def from_expressions(cls, args: Sequence, exprs: Sequence) -> "Program":
+        """The program of ``exprs`` with their common subexpressions."""
+        pairs, reduced = engine_cse(list(exprs)) if exprs else ([], [])
+        return cls(tuple(args), tuple(pairs), tuple(reduced))
+
+    def derivatives(self, variables: Sequence) -> tuple:
+        """``(program, jacobian)``: a program whose outputs are this one's followed by ``∂out_i/∂z_j``
+        (row-major, ``jacobian = (len(outputs), len(variables))``), by forward mode along the definitions."""
+        variables = list(variables)
+        d: dict = {}  # symbol -> list of derivative expressions (None = zero)
+        for j, z in enumerate(variables):
+            d.setdefault(z, [None] * len(variables))[j] = se.Integer(1)
+        new_pairs = list(self.pairs)
+        used = {str(a) for a, _ in self.pairs} | {str(a) for a in self.args}
+        count = 0
+
+        def fresh():
+            nonlocal count
+            while f"d{count}" in used:
+                count += 1
+            s = se.Symbol(f"d{count}")
+            used.add(f"d{count}")
+            return s
+
+        def grad(expr):
+            out = [None] * len(variables)
+            for s in expr.free_symbols:
+                ds = d.get(s)
+                if ds is None:
+                    continue
+                partial = expr.diff(s)
+                if partial == 0:
+                    continue
+                for j, dz in enumerate(ds):
+                    if dz is not None:
+                        term = partial * dz
+                        out[j] = term if out[j] is None else out[j] + term
+            return out
+
+        for name, value in self.pairs:
+            g = grad(value)
+            if any(x is not None for x in g):
+                row = []
+                for x in g:
+                    if x is None or x == 0:
+                        row.append(None)
+                    else:
+                        s = fresh()
+                        new_pairs.append((s, x))
+                        row.append(s)
+                d[name] = row
+        jac = []
+        for out in self.outputs:
+            jac.extend(zero if x is None else x for x in grad(out))
+        return Program(self.args, tuple(new_pairs), tuple(self.outputs) + tuple(jac)), (len(self.outputs), len(variables))
+
+    def printed(self, prefix: str = "cse") -> tuple:
+        """``(pairs, outputs)`` as strings, the definitions named ``prefix0, prefix1, …``."""
+        return printed(self.pairs, list(self.outputs), prefix)
+
+    def size(self) -> int:
+        return len(self.pairs)
+
+    def evaluate(self, values) -> list:
+        """The outputs at one point (``values``: argument name → number), without compiling: each needed
+        definition is evaluated once, in order (cheaper than :meth:`compile` for a single point)."""
+        needed = {s for o in self.outputs for s in o.free_symbols}
+        defs = []
+        for name, value in reversed(self.pairs):
+            if name in needed:
+                defs.append((name, value))
+                needed |= value.free_symbols
+        env = {se.Symbol(str(k)): se.RealDouble(float(v)) for k, v in values.items()}
+
+        def num(e):
+            hit = {s: env[s] for s in e.free_symbols if s in env}
+            return e.xreplace(hit) if hit else e
+
+        for name, value in reversed(defs):
+            env[name] = num(value)
+        return [complex(num(o)) for o in self.outputs]
+
+    def compile(self):
+        """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition)."""
+        names = {}
+        for i, a in enumerate(self.args):
+            names[str(a)] = f"a{i}"
+        for i, (n, _) in enumerate(self.pairs):
+            names[str(n)] = f"t{i}"
+        printer = _Printer(names)
+        lines = ["def _program(" + ", ".join(f"a{i}" for i in range(len(self.args))) + "):"]
+        for i, (_, value) in enumerate(self.pairs):
+            lines.append(f"    t{i} = {printer(value)}")
+        lines.append("    return [" + ", ".join(printer(o) for o in self.outputs) + "]")
+        namespace = {name: getattr(math, name) for name in _MATH}
+        namespace.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e)
+        exec(compile("\n".join(lines), "<anholo program>", "exec"), namespace)  # noqa: S102 - generated code
+        return namespace["_program"]
+
+
+_MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+         "exp", "log", "sqrt")
+
+
+class _Printer:
+    """symengine expressions as Python source over local names (floats, ``**`` powers, ``math`` calls)."""
+
+    def __init__(self, names: dict):
+        self.names = names
+
+    def __call__(self, e) -> str:
+        if isinstance(e, se.Symbol):
+            return self.names[str(e)]
+        if e.is_Number:
+            return repr(float(e))
+        if isinstance(e, se.Add):
+            return "(" + " + ".join(self(a) for a in e.args) + ")"
+        if isinstance(e, se.Mul):
+            return "(" + "*".join(self(a) for a in e.args) + ")"
+        if isinstance(e, se.Pow):
+            base, ex = e.args
+            if ex == se.Rational(1, 2):
+                return f"sqrt({self(base)})"
+            if ex.is_Integer and abs(int(ex)) <= 4:
+                k = int(ex)
+                b = self(base)
+                body = "*".join([b] * abs(k))
+                return f"({body})" if k > 0 else f"(1.0/({body}))"
+            return f"({self(base)}**{self(ex)})"
+        name = type(e).__name__.lower()
+        if e.is_Function or name in _MATH:
+            fname = {"abs": "Abs"}.get(name, name)
+            return f"{fname}(" + ", ".join(self(a) for a in e.args) + ")"
+        if e == se.pi:
+            return "pi"
+        if e == se.E:
+            return "E"
+        return repr(float(e))

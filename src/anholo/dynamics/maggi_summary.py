@@ -1,0 +1,102 @@
+"""The report block of the nonholonomic field of a large system (Maggi's equations, :mod:`anholo.dynamics.maggi`).
+
+The block has the keys of the exact route's ``nonholonomic`` block (constraints, rank of D,
+integrability, the adapted frame and its structure functions, the quasi-velocities on C, ``v_dot``,
+``q_ddot``, the multipliers of the constraints as written and in the frame, the implicit form),
+written with one list of shared subexpressions ``"cse": [[name, expr], …]`` (docs/implicit.rst),
+plus ``"route": "maggi"`` and the dependent and free coordinates.  The text prints the verdicts and
+the sizes, never a large expression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..algebra.engine import printed, to_engine
+from ..algebra.presentation import Presenter, ReportBlock
+from .maggi import MaggiSystem
+
+__all__ = ["MaggiSummary"]
+
+_HINT = "complete in the JSON report (--json), or from Python: System.load(FILE).nonholonomic().implicit_form()"
+
+
+@dataclass(frozen=True, eq=False)
+class MaggiSummary(ReportBlock):
+    """Γ_nh of a large system: the implicit form, the explicit accelerations and multipliers written with
+    shared subexpressions, the adapted frame ``X_α = ∂_{f_α} + C^P_α ∂_P`` and its structure functions."""
+
+    system: MaggiSystem
+    written: tuple
+    integrable: bool
+
+    key = "nonholonomic"
+    title = "Nonholonomic (Lagrange-d'Alembert) dynamics"
+
+    @classmethod
+    def of(cls, nh: MaggiSystem, written=()) -> "MaggiSummary":
+        nh.check_regular()
+        return cls(nh, tuple(written) or nh.constraints, nh.distribution_is_integrable())
+
+    def _printed(self, prefix: str) -> tuple:
+        pairs, res = self.system.shared()
+        keys = ("frame", "structure", "v_dot", "q_ddot", "lambda", "mu", "M", "F")
+        cse, out = printed(pairs, [res[k] for k in keys], prefix)
+        return cse, dict(zip(keys, out))
+
+    def payload(self, p: Presenter) -> dict:
+        nh = self.system
+        reserved = {s.name for s in nh._symbols()}
+        prefix = "cse"
+        while any(r.startswith(prefix) for r in reserved):
+            prefix = "_" + prefix
+        cse, out = self._printed(prefix)
+        m, k = nh.m, nh.n - nh.m
+        return {"nonholonomic": {
+            "constraints": [str(to_engine(c)) for c in self.written],
+            "rank_D": m,
+            "integrable": self.integrable,
+            "affine": nh.is_affine,
+            "route": "maggi",
+            "dependent": [c.name for c in nh.dependent_coordinates],
+            "free": [c.name for c in nh.free_coordinates],
+            "frame": {"vectors": out["frame"], "structure": out["structure"]},
+            "quasi_velocities_on_C": [str(e) for e in nh.velocities_on_C],
+            "v_dot": out["v_dot"],
+            "q_ddot": {q.name: e for q, e in zip(nh.chart.coordinates, out["q_ddot"])},
+            "multipliers": out["lambda"],
+            "frame_multipliers": out["mu"],
+            "implicit": {"unknowns": [str(x) for x in nh.quasi_velocity_rates[:m] + nh.multiplier_symbols],
+                         "M": out["M"], "F": out["F"]},
+            "cse": cse,
+        }}
+
+    def _kind(self) -> str:
+        nh = self.system
+        kind = "integrable: the constraints are holonomic" if self.integrable else "not integrable (nonholonomic)"
+        return f"D: rank {nh.m} of {nh.n}, {kind}" + ("; affine constraints" if nh.is_affine else "")
+
+    def text_lines(self, p: Presenter) -> list:
+        nh = self.system
+        pairs, _ = nh.shared()
+        v = nh.free_velocities
+        lines = [f"Constraints: {len(self.written)} (print them with --json)", self._kind(),
+                 "Large system: computed by Maggi's equations (the Lagrange-d'Alembert equations projected on D in "
+                 "coordinates, no symbolic inversion; docs/implicit.rst)",
+                 "Free velocities: " + ", ".join(f"{vv} = {c.name}_dot" for vv, c in zip(v, nh.free_coordinates)),
+                 "Dependent velocities (solved by LU, kept as expressions): "
+                 + ", ".join(f"{c.name}_dot" for c in nh.dependent_coordinates),
+                 f"Adapted frame X_alpha = d/d(free) + C d/d(dependent), X_a = d/d(dependent): {self._size_note()}",
+                 f"Implicit form M x = F in x = ({', '.join(map(str, nh.quasi_velocity_rates[:nh.m] + nh.multiplier_symbols))})"
+                 f": {len(pairs)} shared subexpressions in all; {_HINT}"]
+        return lines
+
+    def _size_note(self) -> str:
+        return f"entries not printed ({_HINT})"
+
+    def latex_lines(self, p: Presenter) -> list:
+        return [r"\paragraph{Nonholonomic dynamics} " + self._kind().replace("D:", "$D$:") + ". Large system: "
+                r"computed by Maggi's equations (no symbolic inversion); the expressions are in the JSON report."]
+
+    def summary(self) -> list:
+        return [self._kind()]
