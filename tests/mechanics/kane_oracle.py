@@ -86,11 +86,12 @@ def multiplier_accelerations(L, q, qd, p, constraints, forces=None):
     return acc
 
 
-def compare(model, KM, values, count=3, seed=0, spread=1.0, route="field"):
+def compare(model, KM, values, count=3, seed=0, spread=1.0, route="field", dependent=None):
     """Largest relative deviation of anholo's q̈ from KanesMethod's at ``count`` points of C.
 
     ``route="field"``: anholo's Γ_nh (natural accelerations); ``route="multipliers"``: the model's L and
-    constraints through :func:`multiplier_accelerations` (checks the model, not anholo's field).
+    constraints through :func:`multiplier_accelerations` (checks the model, not anholo's field);
+    ``route="maggi"``: anholo's Maggi equations (``dependent``: the coordinates solved for).
     """
     chart = model.chart
     q, qd, p = list(chart.coordinates), list(chart.velocities), list(chart.parameters)
@@ -106,6 +107,15 @@ def compare(model, KM, values, count=3, seed=0, spread=1.0, route="field"):
         def fa(qv, qdv, pv):
             Mv, Fv = (np.array(a, float) for a in fM(qv, qdv, pv, [0.0] * nlam))
             return np.linalg.solve(Mv, Fv.ravel())[len(q):2 * len(q)]
+    elif route == "maggi":  # anholo's large-system route (Maggi's equations), evaluated numerically
+        from anholo.dynamics.maggi import MaggiSystem
+        ms = MaggiSystem(chart, model.lagrangian.natural_expr(), model.constraints, dependent=dependent)
+        names = [x.name for x in q] + [x.name for x in qd] + [x.name for x in p]
+
+        def fa(qv, qdv, pv):
+            vals = dict(zip(names, list(qv) + list(qdv) + list(pv)))
+            vals.update({v.name: vals[c.name + "_dot"] for v, c in zip(ms.free_velocities, ms.free_coordinates)})
+            return ms.evaluate(vals)["q_ddot"]
     else:
         fa = multiplier_accelerations(model.lagrangian.natural_expr(), q, qd, p, list(model.constraints),
                                       list(model.forces) if model.has_forces else None)

@@ -125,7 +125,13 @@ class Program:
 
         for name, value in reversed(defs):
             env[name] = num(value)
-        return [complex(num(o)) for o in self.outputs]
+        out = []
+        for o in self.outputs:
+            val = num(o)
+            if val.free_symbols:
+                raise ValueError(f"Program.evaluate: no value for {', '.join(sorted(map(str, val.free_symbols)))}")
+            out.append(complex(val))
+        return out
 
     def compile(self):
         """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition)."""

@@ -519,6 +519,25 @@ class MaggiSystem:
                                        for key in ("v_dot", "mu", "q_ddot", "lambda")}
         return self._cache["explicit"]
 
+    def evaluate(self, values: Mapping) -> dict:
+        """The explicit results at one point of C, numerically: ``{"v_dot", "mu", "q_ddot", "lambda"}``.
+
+        ``values`` maps names (or symbols) to numbers: the coordinates, the parameters, the free
+        quasi-velocities ``v^α`` (for ``v_dot``, ``mu``) and the velocities ``q̇`` (for ``q_ddot``,
+        ``lambda``; on C, ``q̇^{f_α} = v^α``)."""
+        pairs, res = self.shared()
+        keys = ("v_dot", "mu", "q_ddot", "lambda")
+        prog = Program((), tuple(pairs), tuple(e for key in keys for e in res[key]))
+        out = np.array(prog.evaluate({str(k): float(v) for k, v in values.items()}))
+        if np.any(np.abs(out.imag) > 1e-12 * (1 + np.abs(out.real))):
+            raise DimensionError("the point is outside the real domain of the expressions (a square root of a "
+                                 "negative number?); choose another point.")
+        out, pos, result = out.real, 0, {}
+        for key in keys:
+            result[key] = out[pos:pos + len(res[key])]
+            pos += len(res[key])
+        return result
+
     def accelerations(self) -> tuple:
         """``Γ^α = v̇^α`` as sympy expressions (shared subexpressions)."""
         pairs, res = self.shared()
