@@ -240,12 +240,31 @@ class System:
         forces = self.forces.total if self.forces is not None else None
         time = self.time if self.time is not None and (self.lagrangian_time is not None or self.is_time_dependent) \
             else None
-        out = MaggiSystem(self.chart, self.lagrangian.bundle.to_natural(self.lagrangian.expr), self.constraints,
+        out = MaggiSystem(self.chart, self.lagrangian.natural_expr(), self.constraints,
                            forces=forces, time=time, dependent=dependent, holonomic=self.holonomic,
-                           quasi_velocities=self.bundle.quasi_velocities)
+                           quasi_velocities=self._maggi_names())
         if dependent is None:
             self.__dict__["_maggi"] = out
         return out
+
+    def free_maggi(self) -> MaggiSystem:
+        """The free system (no constraints) in Maggi's form: the Euler–Lagrange field ``W q̈ = F`` of a large
+        system in the natural velocities, with its forces."""
+        forces = self.forces.total if self.forces is not None else None
+        return MaggiSystem(self.chart, self.lagrangian.natural_expr(), (), forces=forces,
+                           time=self.lagrangian_time, quasi_velocities=self._maggi_names())
+
+    def _maggi_names(self) -> tuple:
+        """Names of the free velocities of Maggi's route: the file's quasi-velocity names when its frame is
+        the coordinate frame (they then are the natural velocities), fresh names otherwise."""
+        if self.frame.is_coordinate_frame:
+            return self.bundle.quasi_velocities
+        taken = {s.name for s in self.chart.coordinates + self.chart.velocities + self.chart.parameters}
+        taken |= {v.name for v in self.bundle.quasi_velocities}
+        prefix = "u"
+        while any(f"{prefix}{i + 1}" in taken or f"{prefix}{i + 1}_dot" in taken for i in range(self.chart.dim)):
+            prefix += "u"
+        return tuple(sp.Symbol(f"{prefix}{i + 1}", real=True) for i in range(self.chart.dim))
 
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":

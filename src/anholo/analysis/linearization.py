@@ -88,6 +88,10 @@ def _complex_text(e, tiny: float = 1e-12) -> str:
 class LinearizationProblem:
     """The compiled pieces of a linearisation in the states ``z`` (reusable across reference states and parameters).
 
+    For a :class:`~anholo.dynamics.maggi.MaggiSystem` (large systems) the derivatives are taken in
+    forward mode along the shared subexpressions of its implicit form
+    (:class:`~anholo.algebra.program.Program`), never expanding a tree.
+
     Parameters
     ----------
     source : NonholonomicSystem, MaggiSystem or Lagrangian
@@ -97,12 +101,8 @@ class LinearizationProblem:
     holonomic : sequence of expressions, optional
         Holonomic constraints ``f(q) = 0`` (default: the source's ``holonomic``, if any).  A coordinate
         they tie to the chosen ones moves with them: for a chosen coordinate ``z`` the derivative is
-        ``∂/∂z + (∂q^d/∂z) ∂/∂q^d`` with ``∂q^d/∂z = −(∂f/∂q^d)⁻¹ ∂f/∂z`` at the reference state (implicit
-        function theorem), e.g. the pitch of a bicycle following its lean and steer.
-
-    For a :class:`~anholo.dynamics.maggi.MaggiSystem` (large systems) the derivatives are taken in
-    forward mode along the shared subexpressions of its implicit form
-    (:class:`~anholo.algebra.program.Program`), never expanding a tree.
+        ``∂/∂z + (∂q^d/∂z) ∂/∂q^d`` with ``∂q^d/∂z = −(∂f/∂q^d)⁻¹ ∂f/∂z`` at the reference state
+        (implicit function theorem), e.g. the pitch of a bicycle following its lean and steer.
     """
 
     def __init__(self, source, states: Sequence | None = None, holonomic: Sequence | None = None):

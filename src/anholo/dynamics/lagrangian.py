@@ -132,8 +132,10 @@ class Lagrangian:
         return sp.Add(*[v * p for v, p in zip(self.bundle.quasi_velocities, self.momenta)]) - self.expr
 
     def natural_expr(self) -> sp.Expr:
-        """L in the natural velocities ``q_dot``."""
-        return self.bundle.to_natural(self.expr)
+        """L in the natural velocities ``q_dot`` (computed once)."""
+        if "_natural" not in self.__dict__:
+            self.__dict__["_natural"] = self.bundle.to_natural(self.expr)
+        return self.__dict__["_natural"]
 
     def in_frame(self, frame: Frame, **bundle_kwargs) -> "Lagrangian":
         """The same function on TQ in the Hamel chart of another frame.

@@ -561,7 +561,7 @@ class MaggiSystem:
         KP, Cm = P["KP"], P["C"]
         kappa = self._cache["kappa"]
         dC = []  # ∂C/∂q^B = κ_P^{-1}(−∂κ_f/∂q^B − ∂κ_P/∂q^B C)
-        for B in range(n):
+        for B in range(n if k else 0):
             dKP = se.DenseMatrix(k, k, [kappa[a][Pc].diff(q[B]) for a in range(k) for Pc in dep])
             dKf = se.DenseMatrix(k, m, [kappa[a][f].diff(q[B]) for a in range(k) for f in free])
             rhs = -dKf - dKP * Cm

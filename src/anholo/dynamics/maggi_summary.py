@@ -16,7 +16,7 @@ from ..algebra.engine import printed, to_engine
 from ..algebra.presentation import Presenter, ReportBlock
 from .maggi import MaggiSystem
 
-__all__ = ["MaggiSummary"]
+__all__ = ["MaggiSummary", "LargeEulerLagrangeSummary"]
 
 _HINT = "complete in the JSON report (--json), or from Python: System.load(FILE).nonholonomic().implicit_form()"
 
@@ -100,3 +100,60 @@ class MaggiSummary(ReportBlock):
 
     def summary(self) -> list:
         return [self._kind()]
+
+
+@dataclass(frozen=True, eq=False)
+class LargeEulerLagrangeSummary(ReportBlock):
+    """The Euler–Lagrange field of a large system, in the natural velocities: ``W q̈ = F`` (Maggi's
+    equations with no constraints, :class:`~anholo.dynamics.maggi.MaggiSystem`), the accelerations by
+    LU of the small system written with shared subexpressions (``W`` is positive definite for a kinetic
+    energy, so its leading principal minors, the pivots, do not vanish)."""
+
+    system: MaggiSystem
+    constrained: bool = False
+
+    key = "euler_lagrange"
+    title = "Hamel equations and the Euler–Lagrange field"
+
+    @classmethod
+    def of(cls, free: MaggiSystem, constrained: bool = False) -> "LargeEulerLagrangeSummary":
+        free.check_regular()
+        return cls(free, constrained)
+
+    def payload(self, p: Presenter) -> dict:
+        nh = self.system
+        reserved = {s.name for s in nh._symbols()}
+        prefix = "cse"
+        while any(r.startswith(prefix) for r in reserved):
+            prefix = "_" + prefix
+        pairs, res = nh.shared()
+        cse, out = printed(pairs, [res["M"], res["F"], res["v_dot"], res["q_ddot"]], prefix)
+        M, F, vdot, qdd = out
+        rates = nh.quasi_velocity_rates
+        n = nh.n
+        lhs = [" + ".join(f"({M[i][j]})*{rates[j]}" for j in range(n) if M[i][j] != "0") or "0" for i in range(n)]
+        return {
+            "lagrangian_quasi": str(to_engine(nh.lagrangian).xreplace(
+                {to_engine(u): to_engine(v) for u, v in zip(nh.chart.velocities, nh.free_velocities)})),
+            "regular": True,
+            "route": "maggi",
+            "hamel_equations": [{"lhs": a, "rhs": b} for a, b in zip(lhs, F)],
+            "euler_lagrange": {"q_ddot": {q.name: e for q, e in zip(nh.chart.coordinates, qdd)}, "v_dot": vdot,
+                               "cse": cse},  # also the names of hamel_equations (docs/implicit.rst)
+        }
+
+    def text_lines(self, p: Presenter) -> list:
+        nh = self.system
+        pairs, _ = nh.shared()
+        lines = ["(the free system, without the constraints)"] if self.constrained else []
+        return lines + [
+            "Large system: the Euler-Lagrange equations W q_ddot = F in the natural velocities "
+            f"(v_i = q_i_dot), {len(pairs)} shared subexpressions; {_HINT.replace('nonholonomic()', 'free_maggi()')}",
+            "Lagrangian: regular"]
+
+    def latex_lines(self, p: Presenter) -> list:
+        return [r"\paragraph{Euler--Lagrange field} Large system: $W\ddot q = F$ in the natural velocities; "
+                r"the expressions are in the JSON report."]
+
+    def summary(self) -> list:
+        return ["Lagrangian: regular"]

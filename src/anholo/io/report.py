@@ -37,7 +37,7 @@ from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSumm
 from ..analysis.sections import Section
 from ..analysis.summaries import CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary, ChetaevSummary
 from ..dynamics.maggi import MaggiSystem
-from ..dynamics.maggi_summary import MaggiSummary
+from ..dynamics.maggi_summary import LargeEulerLagrangeSummary, MaggiSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
 from .latex import summary_tex
@@ -411,7 +411,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
 
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
-        "euler_lagrange": lambda: EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
+        "euler_lagrange": lambda: LargeEulerLagrangeSummary.of(system.free_maggi(), constrained=kind is not None)
+        if getattr(system, "is_large", False) else EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
                                                           forces=getattr(system, "forces", None),
                                                           time=getattr(system, "lagrangian_time", None)),
         "nonholonomic": lambda: (MaggiSummary.of(nh(), tuple(system.constraints)) if isinstance(nh(), MaggiSystem)
