@@ -60,7 +60,7 @@ def _affine(name):
 
 
 CATALOGUE = (
-    [(name, (lambda name=name: load_example(name))) for name in example_names() if _affine(name)]
+    [(name, (lambda name=name: load_example(name))) for name in example_names(large=False) if _affine(name)]
     + [(f"n_trailer_{n}", (lambda n=n: n_trailer(n))) for n in (0, 1, 2, 3)]
     + [(f"seed004_class{A}", (lambda A=A: seed004_class(A))) for A in SEED004_A]
 )

@@ -82,14 +82,14 @@ def assert_matches_hand_oracle(system, seeds=(1, 2, 3), dependent=None, extra=()
 # linear constraints: Chetaev = Lagrange–d'Alembert = Γ_nh across the catalogue
 # --------------------------------------------------------------------------------------
 
-LINEAR = [name for name in example_names()
+LINEAR = [name for name in example_names(large=False)
           if resolve_system(name).constraints and resolve_system(name).time is None
           and not resolve_system(name).has_loads  # forces: tests/dynamics/test_forces.py
           and System.load(name).kinematic_constraints().is_linear]
 
 
 # time-dependent constraints (rotating_knife_edge) have their own oracle: tests/test_time_dependent.py
-NONLINEAR = [name for name in example_names() if resolve_system(name).constraints and name not in LINEAR
+NONLINEAR = [name for name in example_names(large=False) if resolve_system(name).constraints and name not in LINEAR
              and resolve_system(name).time is None and not resolve_system(name).has_loads]
 
 

@@ -37,8 +37,8 @@ def _linear(spec) -> bool:
         sp.diff(c, a, b) == 0 for c in spec.constraints for a in spec.velocities for b in spec.velocities)
 
 
-CONSTRAINED = [n for n in example_names() if load_example(n).constraints and _linear(load_example(n))]
-FREE = [n for n in example_names() if not load_example(n).constraints and not load_example(n).functions]
+CONSTRAINED = [n for n in example_names(large=False) if load_example(n).constraints and _linear(load_example(n))]
+FREE = [n for n in example_names(large=False) if not load_example(n).constraints and not load_example(n).functions]
 
 
 def _spec(name):

@@ -42,7 +42,7 @@ from anholo import (
 from anholo.examples import example_names, n_trailer, resolve_system, seed004_class
 from anholo.system import System
 
-CONSTRAINED = [name for name in example_names() if resolve_system(name).constraints
+CONSTRAINED = [name for name in example_names(large=False) if resolve_system(name).constraints
                and resolve_system(name).time is None  # time-dependent ones: tests/test_time_dependent.py
                and not resolve_system(name).has_loads  # forces: tests/dynamics/test_forces.py
                and System.load(name).kinematic_constraints().is_linear]  # nonlinear ones: test_chetaev.py

@@ -36,10 +36,26 @@ def xreplace_dag(expr, mapping: Mapping) -> sp.Expr:
     return memo[expr]
 
 
+_BINDING = (sp.Lambda, sp.Derivative, sp.Subs, sp.Integral, sp.Sum, sp.Product)
+
+
 def free_symbols(exprs: Iterable) -> set[sp.Symbol]:
+    """The free symbols of ``exprs``, each distinct subexpression visited once (sympy's
+    ``free_symbols`` walks the whole tree, every shared copy included)."""
     out: set[sp.Symbol] = set()
-    for e in exprs:
-        out |= sp.sympify(e).free_symbols
+    seen: set = set()
+    stack = [sp.sympify(e) for e in exprs]
+    while stack:
+        a = stack.pop()
+        if a in seen:
+            continue
+        seen.add(a)
+        if a.is_Symbol:
+            out.add(a)
+        elif isinstance(a, _BINDING):  # bound variables: sympy's own rule
+            out |= a.free_symbols
+        elif a.args:
+            stack.extend(a.args)
     return out
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .engine import engine_cse, printed, se, zero
 
-__all__ = ["Program"]
+__all__ = ["Program", "MATH_NAMESPACE"]
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,16 @@ class Program:
     def size(self) -> int:
         return len(self.pairs)
 
+    def pruned(self) -> "Program":
+        """The same outputs with only the definitions they need."""
+        needed = {s for o in self.outputs for s in o.free_symbols}
+        keep = []
+        for name, value in reversed(self.pairs):
+            if name in needed:
+                keep.append((name, value))
+                needed |= value.free_symbols
+        return Program(self.args, tuple(reversed(keep)), self.outputs)
+
     def evaluate(self, values) -> list:
         """The outputs at one point (``values``: argument name → number), without compiling: each needed
         definition is evaluated once, in order (cheaper than :meth:`compile` for a single point)."""
@@ -133,21 +143,25 @@ class Program:
             out.append(complex(val))
         return out
 
+    def body(self, names: Mapping, module: str = "") -> tuple:
+        """``(lines, outputs)``: Python assignments ``_t<i> = …`` for the definitions and the outputs as
+        source, the arguments printed as ``names[str(arg)]``; functions are ``module + name`` (e.g.
+        ``"numpy."`` for code that works elementwise on arrays, ``""`` for the :data:`MATH_NAMESPACE`)."""
+        pairs = self.pruned().pairs
+        table = dict(names)
+        for i, (n, _) in enumerate(pairs):
+            table[str(n)] = f"_t{i}"
+        printer = _Printer(table, module)
+        lines = [f"_t{i} = {printer(value)}" for i, (_, value) in enumerate(pairs)]
+        return lines, [printer(o) for o in self.outputs]
+
     def compile(self):
         """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition)."""
-        names = {}
-        for i, a in enumerate(self.args):
-            names[str(a)] = f"a{i}"
-        for i, (n, _) in enumerate(self.pairs):
-            names[str(n)] = f"t{i}"
-        printer = _Printer(names)
-        lines = ["def _program(" + ", ".join(f"a{i}" for i in range(len(self.args))) + "):"]
-        for i, (_, value) in enumerate(self.pairs):
-            lines.append(f"    t{i} = {printer(value)}")
-        lines.append("    return [" + ", ".join(printer(o) for o in self.outputs) + "]")
-        namespace = {name: getattr(math, name) for name in _MATH}
-        namespace.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e)
-        exec(compile("\n".join(lines), "<anholo program>", "exec"), namespace)  # noqa: S102 - generated code
+        lines, outs = self.body({str(a): f"a{i}" for i, a in enumerate(self.args)})
+        source = ["def _program(" + ", ".join(f"a{i}" for i in range(len(self.args))) + "):"]
+        source += ["    " + x for x in lines] + ["    return [" + ", ".join(outs) + "]"]
+        namespace = dict(MATH_NAMESPACE)
+        exec(compile("\n".join(source), "<anholo program>", "exec"), namespace)  # noqa: S102 - generated code
         return namespace["_program"]
 
 
@@ -155,11 +169,17 @@ _MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "
          "exp", "log", "sqrt")
 
 
-class _Printer:
-    """symengine expressions as Python source over local names (floats, ``**`` powers, ``math`` calls)."""
+#: The names generated code with ``module=""`` uses (``math`` functions).
+MATH_NAMESPACE = {name: getattr(math, name) for name in _MATH}
+MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e)
 
-    def __init__(self, names: dict):
+
+class _Printer:
+    """symengine expressions as Python source over local names (floats, ``**`` powers, function calls)."""
+
+    def __init__(self, names: dict, module: str = ""):
         self.names = names
+        self.module = module
 
     def __call__(self, e) -> str:
         if isinstance(e, se.Symbol):
@@ -173,7 +193,7 @@ class _Printer:
         if isinstance(e, se.Pow):
             base, ex = e.args
             if ex == se.Rational(1, 2):
-                return f"sqrt({self(base)})"
+                return f"{self.module}sqrt({self(base)})"
             if ex.is_Integer and abs(int(ex)) <= 4:
                 k = int(ex)
                 b = self(base)
@@ -182,10 +202,12 @@ class _Printer:
             return f"({self(base)}**{self(ex)})"
         name = type(e).__name__.lower()
         if e.is_Function or name in _MATH:
-            fname = {"abs": "Abs"}.get(name, name)
-            return f"{fname}(" + ", ".join(self(a) for a in e.args) + ")"
+            fname = ({"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
+                      "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}.get(name, name) if self.module
+                     else {"abs": "Abs"}.get(name, name))
+            return f"{self.module}{fname}(" + ", ".join(self(a) for a in e.args) + ")"
         if e == se.pi:
-            return "pi"
+            return f"{self.module}pi"
         if e == se.E:
-            return "E"
+            return f"{self.module}e" if self.module else "E"
         return repr(float(e))

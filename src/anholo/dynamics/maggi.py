@@ -144,6 +144,10 @@ class MaggiSystem:
         the constraints); kept for linearisation and simulations.
     quasi_velocities : sequence of Symbol, optional
         Names of the free velocities ``v^1..v^m`` (default ``v1, …``).
+    values : dict, optional
+        Default parameter values (numerics), e.g. a system file's ``[values]``.
+    name : str, optional
+        A title for reports and plots.
 
     Examples
     --------
@@ -167,6 +171,8 @@ class MaggiSystem:
     dependent: tuple = None
     holonomic: tuple = ()
     quasi_velocities: tuple = None
+    values: dict = None
+    name: str = ""
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -442,7 +448,8 @@ class MaggiSystem:
 
         ``results`` has ``frame`` (rows ``X_i^A``), ``structure`` (``R[k][i][j]``), ``M``/``F`` (the implicit form with multipliers),
         ``v_dot`` (Γ^α), ``mu`` (frame multipliers), in ``(q, v)``; and ``q_ddot`` (natural accelerations
-        on C) and ``lambda`` (multipliers of the constraints as written), in ``(q, q̇)``.  The explicit
+        on C) and ``lambda`` (multipliers of the constraints as written), in ``(q, q̇)``; ``lambda_v`` the
+        same multipliers in ``(q, v)``.  The explicit
         ones are LU solutions of the small systems written with the shared names (nothing is expanded);
         the natural forms (``v^α = q̇^{f_α}``) copy only the shared definitions that depend on ``v``."""
         if "shared" in self._cache:
@@ -489,7 +496,9 @@ class MaggiSystem:
         KP = se.DenseMatrix(k, k, red["KP"])
         lam = _Cramer(KP).solve_transposed(se.DenseMatrix(k, 1, mu_n)) if k else se.zeros(0, 1)
         lam = [lam[a, 0] for a in range(k)]
-        more, explicit = engine_cse(vd + mu + qdd + lam)
+        lam_v = _Cramer(KP).solve_transposed(se.DenseMatrix(k, 1, mu)) if k else se.zeros(0, 1)
+        lam_v = [lam_v[a, 0] for a in range(k)]
+        more, explicit = engine_cse(vd + mu + qdd + lam + lam_v)
         taken |= {str(a) for a, _ in copies}
         fresh, count = {}, 0
         for name, _ in more:  # the second pass's names may repeat the first's: rename them
@@ -503,7 +512,7 @@ class MaggiSystem:
                    "structure": [[red["R"][(a * n + i) * n:(a * n + i + 1) * n] for i in range(n)] for a in range(n)],
                    "M": [red["M"][i * (m + k):(i + 1) * (m + k)] for i in range(m + k)], "F": red["F"],
                    "v_dot": explicit[:m], "mu": explicit[m:m + k], "q_ddot": explicit[m + k:m + k + n],
-                   "lambda": explicit[m + k + n:]}
+                   "lambda": explicit[m + k + n:m + 2 * k + n], "lambda_v": explicit[m + 2 * k + n:]}
         out = (list(pairs) + copies + list(more), results)
         self._cache["shared"] = out
         return out
@@ -537,6 +546,23 @@ class MaggiSystem:
             result[key] = out[pos:pos + len(res[key])]
             pos += len(res[key])
         return result
+
+    def field_expressions(self) -> dict:
+        """``{"q_dot", "v_dot", "lambda"}`` as sympy expressions of ``(q, v)`` sharing their subexpressions:
+        the kinematics ``q̇ = X_α v^α + β`` on C, Γ^α and the multipliers of the constraints as written."""
+        if "field_expressions" not in self._cache:
+            pairs, res = self.shared()
+            _, red = self._base
+            m, n, dep = self.m, self.n, self._cache["dep"]
+            v = _engine_symbols(self.free_velocities)
+            X = red["frame"]
+            K = [sum((X[al * n + A] * v[al] for al in range(m)), zero) for A in range(n)]
+            for a, Pc in enumerate(dep):
+                K[Pc] = K[Pc] + red["beta"][a]
+            out = shared_to_sympy(pairs, K + list(res["v_dot"]) + list(res["lambda_v"]), self._symbols())
+            self._cache["field_expressions"] = {"q_dot": tuple(out[:n]), "v_dot": tuple(out[n:n + m]),
+                                                "lambda": tuple(out[n + m:])}
+        return self._cache["field_expressions"]
 
     def accelerations(self) -> tuple:
         """``Γ^α = v̇^α`` as sympy expressions (shared subexpressions)."""

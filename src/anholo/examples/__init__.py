@@ -69,8 +69,13 @@ def _files() -> list[Traversable]:
     )
 
 
-def example_names() -> list[str]:
-    """The names of the bundled example files, sorted.
+#: Bundled examples too large for the exact route (their nonholonomic field comes from Maggi's
+#: equations, :mod:`anholo.dynamics.maggi`); ``example_names(large=False)`` leaves them out.
+LARGE_EXAMPLES = frozenset({"whipple_bicycle"})
+
+
+def example_names(large: bool = True) -> list[str]:
+    """The names of the bundled example files, sorted (without :data:`LARGE_EXAMPLES` if ``large`` is False).
 
     Generated families such as ``n_trailer_<n>`` are not included (see
     :func:`list_examples`).
@@ -80,7 +85,8 @@ def example_names() -> list[str]:
     >>> "rigid_body" in example_names()
     True
     """
-    return [f.name[: -len(_SUFFIX)] for f in _files()]
+    names = [f.name[: -len(_SUFFIX)] for f in _files()]
+    return names if large else [n for n in names if n not in LARGE_EXAMPLES]
 
 
 def list_examples() -> list[tuple[str, str]]:

@@ -34,6 +34,9 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from ..algebra import xreplace_dag
+from ..algebra.expressions import dag_atoms, free_symbols
+from ..algebra.program import MATH_NAMESPACE
+from ..dynamics.maggi import MaggiSystem
 from ..errors import InitialStateError, InputError, MissingParameterError, SimulationError
 from .ode import FirstOrderSystem
 from .projection import Projector
@@ -41,7 +44,7 @@ from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
 
-_NAMESPACE = {"math": math, "numpy": np, "_array": np.array}
+_NAMESPACE = {"math": math, "numpy": np, "_array": np.array, "_solve": np.linalg.solve, **MATH_NAMESPACE}
 _CACHE: dict = {}  # source digest -> executed namespace (per process)
 
 
@@ -51,9 +54,10 @@ def _is_time(s: sp.Symbol) -> bool:
 
 def _check_numeric(exprs, what: str) -> None:
     undefined = set()
-    for e in exprs:
-        undefined |= {type(a).__name__ for a in e.atoms(AppliedUndef)}
-        if e.has(sp.Derivative):
+    for e in exprs:  # over the DAG: large fields share their subexpressions
+        found = dag_atoms(e, AppliedUndef, sp.Derivative)
+        undefined |= {type(a).__name__ for a in found if isinstance(a, AppliedUndef)}
+        if any(isinstance(a, sp.Derivative) for a in found):
             undefined.add("a Derivative")
     if undefined:
         raise SimulationError(
@@ -486,12 +490,18 @@ def compile_system(system) -> CompiledSystem:
     >>> rhs(0.0, np.array([0.0, 1.0, 0.0, 2.0, 3.0]))  # (ẋ, ẏ, ż, v̇1, v̇2) at y = 1, v = (2, 3)
     array([ 2.,  3.,  2., -3.,  0.])
     """
+    if isinstance(system, CompiledSystem):
+        return system
+    if isinstance(system, MaggiSystem):  # a large system: from its straight-line programs
+        from .maggi_compile import maggi_source
+        meta = maggi_source(system, values=getattr(system, "values", None))
+        return CompiledSystem(name=getattr(system, "name", ""), ode=None, **meta)
     ode = system if isinstance(system, FirstOrderSystem) else first_order_system(system)
     _check_numeric(ode.rates + ode.natural_velocities + ode.multipliers + ode.initial_state, f"{ode.kind} field")
     q, u = ode.coordinates, ode.velocities
-    times = {s for e in ode.rates for s in e.free_symbols if s == ode.time or _is_time(s)}
+    times = {s for s in free_symbols(ode.rates) if s == ode.time or _is_time(s)}
     def time_symbols(exprs):
-        return {s for e in exprs for s in sp.sympify(e).free_symbols if s == ode.time or _is_time(s)}
+        return {s for s in free_symbols(exprs) if s == ode.time or _is_time(s)}
 
     constraint_times = time_symbols(ode.constraints)
     velocity_times, multiplier_times = time_symbols(ode.natural_velocities), time_symbols(ode.multipliers)

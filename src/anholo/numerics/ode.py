@@ -39,8 +39,10 @@ from typing import Mapping
 import sympy as sp
 
 from ..algebra import invert
+from ..algebra.expressions import free_symbols
 from ..dynamics.chetaev import ChetaevSystem
 from ..dynamics.forces import control_affine
+from ..dynamics.maggi import MaggiSystem
 from ..dynamics.nonholonomic import NonholonomicField
 from ..dynamics.vakonomic import VakonomicField, VakonomicSystem
 from ..errors import DimensionError, SimulationError
@@ -147,9 +149,7 @@ class FirstOrderSystem:
                      | set(self.inputs))
             exprs = (self.rates + self.natural_velocities + self.initial_state + self.multipliers
                      + self.constraints + self.holonomic + (self.lagrangian,))
-            used = set()
-            for e in exprs:
-                used |= e.free_symbols
+            used = free_symbols(exprs)
             params = tuple(sorted((s for s in used - known if s != self.time and s.name != "t"),
                                   key=lambda s: s.name))
             object.__setattr__(self, "parameters", params)
@@ -374,7 +374,13 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
         ode = _chetaev_system(system, values, name)
     else:
         nh = regular_nonholonomic(system, dependent=dependent)
-        if field == "nonholonomic":
+        if isinstance(nh, MaggiSystem):
+            if field != "nonholonomic":
+                raise SimulationError(
+                    f"{name!r} is a large system (Maggi's equations, docs/implicit.rst): only its nonholonomic "
+                    "field is simulated; the vakonomic field needs the exact route (Python API).")
+            return nh  # compiled from its straight-line programs (anholo.numerics.compile.compile_system)
+        elif field == "nonholonomic":
             ode = from_nonholonomic(nh.field(), values=values, name=name)
         else:
             ode = from_vakonomic(VakonomicSystem(nh).field(), values=values, name=name)

@@ -1,0 +1,122 @@
+"""Numerics of a large system: Maggi's equations compiled from their straight-line programs.
+
+:func:`compile_maggi` gives the :class:`~anholo.numerics.compile.CompiledSystem` that
+:func:`~anholo.numerics.simulate` integrates, for a :class:`~anholo.dynamics.maggi.MaggiSystem`: the
+state is ``(q, v^α)`` with ``v^α = q̇^{f_α}``; each right-hand side evaluates the shared definitions
+of ``q̇ = X_α v^α + β``, ``g`` and the right-hand side ``F`` once (scalar ``math`` code), and solves
+``g v̇ = F`` by LAPACK — nothing symbolic is inverted, nothing is expanded (the PyDy design, Gede,
+Peterson, Sinha & Moore 2013).  The read-outs (natural velocities, multipliers of the constraints as
+written, energy, constraints, holonomic constraints and their Jacobian for the projection) are
+generated as elementwise numpy code from their own programs.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..algebra.engine import se, to_engine
+from ..algebra.program import Program
+from ..dynamics.maggi import MaggiSystem
+from ..errors import SimulationError
+
+__all__ = ["maggi_source"]
+
+
+def _function(fname: str, program: Program, groups, *, vector: bool) -> list:
+    """Source lines of ``def fname(<args>):`` evaluating ``program``; ``groups`` = [(argname, names)]."""
+    names, unpack = {}, []
+    for argname, symbols in groups:
+        if argname == "t":  # the time is a scalar argument
+            names.update({s: "t" for s in symbols})
+            continue
+        local = [f"_{argname}{i}" for i in range(len(symbols))]
+        names.update({s: x for s, x in zip(symbols, local)})
+        if local:
+            unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {argname}")
+    lines, outs = program.body(names, "numpy." if vector else "")
+    body = unpack + lines + ["return (" + "".join(o + ", " for o in outs) + ")"]
+    return [f"def {fname}({', '.join(g[0] for g in groups)}):"] + ["    " + x for x in body]
+
+
+def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
+    """The generated source and the metadata of the compiled nonholonomic field of a large system
+    (keyword arguments of :class:`~anholo.numerics.compile.CompiledSystem`; module docstring)."""
+    if nh.forces is not None and any(s.name not in {p.name for p in nh.chart.parameters}
+                                     for s in _input_symbols(nh)):
+        raise SimulationError("the simulation of a large system with control inputs is not implemented; give the "
+                              "inputs values with --set, or use the exact route in Python.")
+    chart, m, n = nh.chart, nh.m, nh.n
+    q = [s.name for s in chart.coordinates]
+    u = [s.name for s in chart.velocities]
+    v = [s.name for s in nh.free_velocities]
+    prog = nh.program(multipliers=False)
+    params = [str(a) for a in prog.args[n + m:] if str(a) not in ("t",) and (nh.time is None or str(a) != nh.time.name)]
+    state = q + v
+    time = [nh.time.name] if nh.time is not None else []
+    # the right-hand side: scalar code, then a LAPACK solve of g v̇ = F
+    lines, outs = prog.body({**dict(zip(state, [f"_y{i}" for i in range(len(state))])),
+                             **dict(zip(params, [f"_p{i}" for i in range(len(params))])),
+                             **({time[0]: "t"} if time else {})})
+    K, Mflat, F = outs[:n], outs[n:n + m * m], outs[n + m * m:]
+    src = ["def make_rhs(p):",
+           "    " + (", ".join(f"_p{i}" for i in range(len(params))) + ("," if len(params) == 1 else "")
+                     + " = p" if params else "pass"),
+           "    def _f(t, y):",
+           "        " + ", ".join(f"_y{i}" for i in range(len(state))) + ("," if len(state) == 1 else "")
+           + " = y.tolist()"]
+    src += ["        " + x for x in lines]
+    src += [f"        _g = _array(({', '.join(Mflat)},)).reshape({m}, {m})",
+            f"        _vd = _solve(_g, _array(({', '.join(F)},)))",
+            f"        return numpy.concatenate((_array(({', '.join(K)},)), _vd))",
+            "    return _f"]
+    # read-outs, elementwise on arrays
+    pairs, res = nh.shared()
+    readout = Program((), tuple(pairs), tuple(res["lambda_v"]))
+    _, red = nh._base
+    Xs = red["frame"]
+    vs = [se.Symbol(x) for x in v]
+    qdot = [sum((Xs[al * n + A] * vs[al] for al in range(m)), se.Integer(0)) for A in range(n)]
+    dep = [q.index(c.name) for c in nh.dependent_coordinates]
+    for a, Pc in enumerate(dep):
+        qdot[Pc] = qdot[Pc] + red["beta"][a]
+    base_pairs = tuple(nh._base[0])
+    L = to_engine(nh.lagrangian)
+    U = [se.Symbol(x) for x in u]
+    energy = sum((uA * L.diff(uA) for uA in U), se.Integer(0)) - L
+    hol = [to_engine(f) for f in nh.holonomic]
+    Q = [se.Symbol(x) for x in q]
+    t_sym = [se.Symbol(time[0])] if time else []
+    groups_state = [("t", time), ("y", state), ("p", params)]
+    src += _function("natural_velocities", Program((), base_pairs, tuple(qdot)), groups_state, vector=True)
+    src += _function("multipliers", readout, groups_state, vector=True)
+    src += ["def initial_state(q, u, lam, p):",
+            f"    return ({''.join(f'q[{i}], ' for i in range(n))}"
+            f"{''.join(f'u[{q.index(c.name)}], ' for c in nh.free_coordinates)})"]
+    nat = [("t", time), ("q", q), ("u", u), ("p", params)]
+    src += _function("energy", Program.from_expressions((), [energy]), nat, vector=True)
+    src += _function("constraints", Program.from_expressions((), [to_engine(c) for c in nh.constraints]), nat,
+                     vector=True)
+    src += [f"_n_constraints = {len(nh.constraints)}",
+            f"_constraint_text = {tuple('constraint ' + str(a + 1) for a in range(len(nh.constraints)))!r}"]
+    if hol:
+        groups = [("t", time), ("q", q), ("p", params)]
+        src += _function("holonomic", Program.from_expressions((), hol), groups, vector=True)
+        src += _function("holonomic_jacobian", Program.from_expressions((), [f.diff(x) for f in hol for x in Q]),
+                         groups, vector=True)
+        rate = [f.diff(t_sym[0]) for f in hol] if t_sym else [se.Integer(0)] * len(hol)
+        src += _function("holonomic_rate", Program.from_expressions((), rate), groups, vector=True)
+    src.append(f"_n_holonomic = {len(hol)}")
+    vals = {str(k): float(x) for k, x in (values or {}).items() if str(k) in params}
+    return {"kind": "nonholonomic", "source": "\n".join(src) + "\n", "parameters": tuple(params), "values": vals,
+            "state_names": tuple(state), "coordinate_names": tuple(q),
+            "multiplier_names": tuple(f"lambda{a + 1}" for a in range(n - m)), "n_inputs": 0}
+
+
+def _input_symbols(nh) -> set:
+    out = set()
+    for f in nh.forces or ():
+        out |= {s for s in f.free_symbols}
+    known = set(nh.chart.coordinates) | set(nh.chart.velocities) | set(nh.chart.parameters)
+    if nh.time is not None:
+        known.add(nh.time)
+    return out - known
