@@ -557,7 +557,7 @@ def _cmd_linearize(args, out) -> int:
     field = args.field or ("nonholonomic" if system.constraints else "euler-lagrange")
     source = system.nonholonomic() if field == "nonholonomic" else system.lagrangian
     states = None if args.states is None else [x.strip() for x in args.states.split(",") if x.strip()]
-    problem = LinearizationProblem(source, states)
+    problem = LinearizationProblem(source, states, holonomic=system.holonomic if field == "nonholonomic" else ())
     if args.sweep:
         name, _, rng = args.sweep.partition("=")
         parts = rng.split(":")
