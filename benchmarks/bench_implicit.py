@@ -13,15 +13,20 @@ Three tables, peers measured in the same run:
    CPU seconds and peak memory (tracemalloc), and the growth factor per trailer.
 3. Right-hand sides of the Chaplygin sleigh in anholo's state ``(x, y, θ, v1, v2)``:
    evaluations per second of anholo's explicit compiled RHS (``compile_system``), of the
-   RHS compiled from the implicit form (``compile_implicit``: cse + LAPACK solve), of a
-   hand-written scalar ``math`` RHS and of a hand-written numpy RHS; and for a batch of
-   1,000 states: the implicit form's vectorised evaluation (one stacked solve), the
-   hand-written numpy RHS vectorised, and the hand-written ``math`` RHS in a loop.
+   RHS compiled from the implicit form (``compile_implicit``: cse, unrolled ``L D Lᵀ``),
+   of a hand-written scalar ``math`` RHS (as written, on the numpy scalars of ``y``, and
+   on Python floats after ``y.tolist()``), of a hand-written numpy RHS and of
+   sympy.physics.mechanics' own (``KanesMethod``; ``mass_matrix_full`` and
+   ``forcing_full`` lambdified with cse, ``numpy.linalg.solve`` per call, as PyDy's
+   lambdify generator does); and for a batch of 1,000 states: the implicit form's
+   vectorised evaluation, the hand-written numpy RHS vectorised, and the hand-written
+   ``math`` RHS in a loop.  Medians of 41 short interleaved rounds in shuffled order.
 
 Run from the repository root::
 
     python benchmarks/bench_implicit.py            # all three tables, n-trailer up to 6
     python benchmarks/bench_implicit.py --quick    # n-trailer up to 4, fewer RHS calls
+    python benchmarks/bench_implicit.py --rhs-only # table 3 only (merged into the JSON)
 
 Results: printed tables and ``benchmarks/results/implicit.json``.
 """
@@ -227,8 +232,9 @@ def rhs_table(calls: int) -> dict:
     batch_calls = max(calls // 200, 5)
     batch_fn = imp.batch_function(p)
     batch = _rates({"anholo compile_implicit batch (vectorised LDLᵀ)": lambda: batch_fn(Y),
-                    "hand-written numpy, vectorised": lambda: hand_numpy(0.0, Y.T),
-                    "hand-written math, loop": lambda: [hand_math(0.0, row) for row in Y]}, batch_calls)
+                    "hand-written numpy, vectorised": lambda: hand_numpy(0.0, Y.T)}, batch_calls)
+    # the 40× slower loop in rounds of its own (interleaved, it slows the candidate run after it)
+    batch |= _rates({"hand-written math, loop": lambda: [hand_math(0.0, row) for row in Y]}, 1, rounds=11)
     batch = {k: v * 1000 for k, v in batch.items()}
     for title, table in (("single state", single), ("batch of 1,000 states", batch)):
         print(f"  {title} (median of 41 interleaved rounds; ratio to the hand-written peer):")

@@ -259,12 +259,12 @@ def main():
     both = [r for r in rows if r["anholo_cpu_s"] and r["kane_cpu_s"]]
     out["rows"] = rows
     out["growth_per_trailer"] = {
-        "n_range": [both[0]["n"], both[-1]["n"]] if both else None,
+        "n_range": [max(2, both[0]["n"]), both[-1]["n"]] if both else None,  # ratios t(n+1)/t(n) from n = 2
         "anholo_cpu": growth(both, "anholo_cpu_s"), "kane_cpu": growth(both, "kane_cpu_s"),
         "anholo_MiB": growth(both, "anholo_MiB"), "kane_MiB": growth(both, "kane_MiB"),
         "anholo_cpu_all": growth(rows, "anholo_cpu_s"), "kane_cpu_all": growth(rows, "kane_cpu_s")}
     g = out["growth_per_trailer"]
-    print(f"growth per trailer (geometric mean of t(n+1)/t(n), n = {g['n_range']}): anholo "
+    print(f"growth per trailer (geometric mean of t(n+1)/t(n), n = {g['n_range'][0]}..{g['n_range'][1]}): anholo "
           f"{g['anholo_cpu'] or float('nan'):.2f}x, KanesMethod {g['kane_cpu'] or float('nan'):.2f}x; memory anholo "
           f"{g['anholo_MiB'] or float('nan'):.2f}x, KanesMethod {g['kane_MiB'] or float('nan'):.2f}x")
     out["machine"]["load_after"] = os.getloadavg()

@@ -24,6 +24,8 @@ PyDy's code generation (Gede, Peterson, Sinha & Moore 2013) — with
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -153,20 +155,44 @@ def _implicit_source(states, params, kin, M, F) -> str:
             lines += ["    return rhs"]
         else:
             unpack = [f"{', '.join(ys)}, = Y.T"] if ys else []
-            setup = ["_N = Y.shape[0]", f"_out = _empty(({n + k}, _N))"]
-            store = [f"_out[{A}] = _r{A}" for A in range(n)]
+            setup = ["_N = Y.shape[0]"]
+            alloc = [f"_out = _empty(({n + k}, _N))"] + [f"_out[{A}] = _r{A}" for A in range(n)]
             lap = [f"_lapack_batch(_out[{n}:], {flat}, {rhsvec})"] if k else []
+            results = [f"_r{A}" for A in range(n)] + [f"_x{i}" for i in range(k)]
             if k and solve:
-                tail = _guarded(solve, lambda d: f"_positive({d})", lap + ["return _out.T"])
-                tail += [f"_out[{n + i}] = _x{i}" for i in range(k)]
+                tail = _guarded(solve, lambda d: f"_positive({d})", alloc + lap + ["return _out.T"])
+                arrays = _array_names(set(ys), repl, targets, reduced, solve)
+                if all(r in arrays for r in results):  # one copy into the result, no per-row stores
+                    tail += [f"return _array([{', '.join(results)}]).T"]
+                else:  # some entries are constants: broadcast row by row
+                    tail += alloc + [f"_out[{n + i}] = _x{i}" for i in range(k)] + ["return _out.T"]
             else:
-                tail = lap
+                tail = alloc + lap + ["return _out.T"]
             lines = ["def make_batch(p):"] + ["    " + x for x in unpack_p + const_lines]
-            lines += ["    def batch(Y):"] + ["        " + x for x in setup + unpack + body + store + tail
-                                               + ["return _out.T"]]
+            lines += ["    def batch(Y):"] + ["        " + x for x in setup + unpack + body + tail]
             lines += ["    return batch"]
         out.append("\n".join(lines) + "\n")
     return "\n".join(out)
+
+
+def _array_names(states: set, repl, targets, reduced, solve) -> set:
+    """The generated names that hold arrays (depend on the state) in the batch function."""
+    arrays = set(states)
+    for s, e in repl:
+        if any(a.name in arrays for a in e.free_symbols):
+            arrays.add(s.name)
+    for t, e in zip(targets, reduced):
+        if any(a.name in arrays for a in e.free_symbols):
+            arrays.add(t)
+    for line in solve:
+        if not line.startswith("@"):
+            name, rhs = line.split(" = ", 1)
+            if any(tok in arrays for tok in _NAME.findall(rhs)):
+                arrays.add(name)
+    return arrays
+
+
+_NAME = re.compile(r"_[a-z]\d+(?:_\d+)?")
 
 
 def _lapack(r: list, M: list, F: list) -> list:
@@ -188,7 +214,7 @@ def _positive(d) -> bool:
     return d > 0.0 if d.__class__ is float or d.__class__ is int else bool((np.asarray(d) > 0.0).all())
 
 
-_EXTRA = {"_ndarray": np.ndarray, "_empty": np.empty, "_positive": _positive, "_lapack": _lapack,
+_EXTRA = {"_ndarray": np.ndarray, "_empty": np.empty, "_array": np.array, "_positive": _positive, "_lapack": _lapack,
           "_lapack_batch": _lapack_batch}
 
 
