@@ -13,15 +13,20 @@ Three tables, peers measured in the same run:
    CPU seconds and peak memory (tracemalloc), and the growth factor per trailer.
 3. Right-hand sides of the Chaplygin sleigh in anholo's state ``(x, y, θ, v1, v2)``:
    evaluations per second of anholo's explicit compiled RHS (``compile_system``), of the
-   RHS compiled from the implicit form (``compile_implicit``: cse + LAPACK solve), of a
-   hand-written scalar ``math`` RHS and of a hand-written numpy RHS; and for a batch of
-   1,000 states: the implicit form's vectorised evaluation (one stacked solve), the
-   hand-written numpy RHS vectorised, and the hand-written ``math`` RHS in a loop.
+   RHS compiled from the implicit form (``compile_implicit``: cse, unrolled ``L D Lᵀ``),
+   of a hand-written scalar ``math`` RHS (as written, on the numpy scalars of ``y``, and
+   on Python floats after ``y.tolist()``), of a hand-written numpy RHS and of
+   sympy.physics.mechanics' own (``KanesMethod``; ``mass_matrix_full`` and
+   ``forcing_full`` lambdified with cse, ``numpy.linalg.solve`` per call, as PyDy's
+   lambdify generator does); and for a batch of 1,000 states: the implicit form's
+   vectorised evaluation, the hand-written numpy RHS vectorised, and the hand-written
+   ``math`` RHS in a loop.  Medians of 41 short interleaved rounds in shuffled order.
 
 Run from the repository root::
 
     python benchmarks/bench_implicit.py            # all three tables, n-trailer up to 6
     python benchmarks/bench_implicit.py --quick    # n-trailer up to 4, fewer RHS calls
+    python benchmarks/bench_implicit.py --rhs-only # table 3 only (merged into the JSON)
 
 Results: printed tables and ``benchmarks/results/implicit.json``.
 """
@@ -32,7 +37,9 @@ import argparse
 import json
 import math
 import os
+import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -129,14 +136,53 @@ def trailer_table(nmax: int) -> list:
     return rows
 
 
-def _rate(fn, calls: int) -> float:
-    best = 0.0
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = max(best, calls / (time.perf_counter() - t0))
-    return best
+def _rates(candidates: dict, calls: int, rounds: int = 41) -> dict:
+    """Median over ``rounds`` of calls/s per candidate; the candidates interleaved within each round.
+
+    Rounds are short (milliseconds) so that the median discards the rounds in which the
+    process was descheduled on a shared machine; the order is shuffled per round."""
+    samples = {k: [] for k in candidates}
+    order = list(candidates)
+    shuffle = random.Random(0).shuffle
+    for _ in range(rounds):
+        shuffle(order)  # no candidate always runs right after the slow one
+        for name in order:
+            fn = candidates[name]
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            samples[name].append(calls / (time.perf_counter() - t0))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _kane_sleigh(m: float, I: float, a: float):
+    """The Chaplygin sleigh in ``sympy.physics.mechanics`` (KanesMethod, u = q̇, ẏ dependent) and a
+    PyDy-style RHS: ``mass_matrix_full`` and ``forcing_full`` lambdified with cse, ``numpy.linalg.solve``."""
+    from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
+
+    x, y, th = dynamicsymbols("x y theta")
+    u1, u2, u3 = dynamicsymbols("u1 u2 u3")
+    ms, Is, as_ = sp.symbols("m I a")
+    N = ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [th, N.z])
+    A.set_ang_vel(N, u3 * N.z)
+    G = Point("G")
+    G.set_vel(N, u1 * N.x + u2 * N.y)
+    P = G.locatenew("P", -as_ * A.x)  # the knife edge, a behind the centre of mass
+    P.v2pt_theory(G, N, A)
+    km = KanesMethod(N, q_ind=[x, y, th], u_ind=[u1, u3], u_dependent=[u2],
+                     kd_eqs=[x.diff() - u1, y.diff() - u2, th.diff() - u3],
+                     velocity_constraints=[P.vel(N).dot(A.y)])
+    km.kanes_equations([RigidBody("B", G, A, ms, (inertia(A, 0, 0, Is), G))], [])
+    args = list(km.q) + list(km.u) + [ms, Is, as_]
+    Mf = sp.lambdify(args, km.mass_matrix_full, modules="numpy", cse=True)
+    Ff = sp.lambdify(args, km.forcing_full, modules="numpy", cse=True)
+    solve = np.linalg.solve
+
+    def rhs(t, z):
+        return solve(Mf(*z, m, I, a), Ff(*z, m, I, a)).ravel()
+
+    return rhs, [str(s.func) for s in km.u]
 
 
 def rhs_table(calls: int) -> dict:
@@ -150,6 +196,11 @@ def rhs_table(calls: int) -> dict:
         c, s = math.cos(th), math.sin(th)
         return [v1 * c - v2 * s, v1 * s + v2 * c, v2 / a, v2 * v2 / a, -a * m * v1 * v2 / (I + a * a * m)]
 
+    def hand_math_floats(t, y):  # the same on Python floats (numpy scalars are slower to compute with)
+        x, yy, th, v1, v2 = y.tolist()
+        c, s = math.cos(th), math.sin(th)
+        return [v1 * c - v2 * s, v1 * s + v2 * c, v2 / a, v2 * v2 / a, -a * m * v1 * v2 / (I + a * a * m)]
+
     def hand_numpy(t, y):
         th, v1, v2 = y[2], y[3], y[4]
         c, s = np.cos(th), np.sin(th)
@@ -159,26 +210,37 @@ def rhs_table(calls: int) -> dict:
     explicit = compiled.rhs(compiled.parameter_vector(system.values))
     imp = compile_implicit(nh)
     implicit = imp.rhs(imp.parameter_vector(vals))
+    kane, kane_u = _kane_sleigh(m, I, a)
     y = np.array([0.1, -0.2, 0.3, 0.7, 0.4])
     ref = np.array(hand_math(0.0, y))
-    for f in (explicit, implicit, hand_numpy):
+    for f in (explicit, implicit, hand_numpy, hand_math_floats):
         assert np.allclose(f(0.0, y), ref, rtol=1e-12), "the right-hand sides disagree"
-    single = {"anholo compile_system (explicit)": _rate(lambda: explicit(0.0, y), calls),
-              "anholo compile_implicit (cse + LAPACK)": _rate(lambda: implicit(0.0, y), calls),
-              "hand-written math": _rate(lambda: hand_math(0.0, y), calls),
-              "hand-written numpy": _rate(lambda: hand_numpy(0.0, y), calls)}
+    # KanesMethod's state (x, y, θ, ẋ, θ̇, ẏ) at the same point of C: q̇ from anholo's kinematics
+    z = np.array([*y[:3], ref[0], ref[2], ref[1]])
+    kz = kane(0.0, z)
+    assert kane_u == ["u1", "u3", "u2"] and np.isclose(kz[4], ref[4] / a, rtol=1e-12), "KanesMethod disagrees"
+    single = _rates({"anholo compile_system (explicit)": lambda: explicit(0.0, y),
+                     "anholo compile_implicit (cse + unrolled LDLᵀ)": lambda: implicit(0.0, y),
+                     "hand-written math": lambda: hand_math(0.0, y),
+                     "hand-written math on floats (y.tolist())": lambda: hand_math_floats(0.0, y),
+                     "hand-written numpy": lambda: hand_numpy(0.0, y),
+                     "sympy KanesMethod M, F lambdified + solve": lambda: kane(0.0, z)}, calls)
     rng = np.random.default_rng(0)
     Y = rng.uniform(-1, 1, (1000, 5))
     p = imp.parameter_vector(vals)
     assert np.allclose(imp.batch(Y, p), np.array([hand_math(0.0, row) for row in Y]), rtol=1e-12)
-    batch_calls = max(calls // 1000, 5)
-    batch = {"anholo compile_implicit batch (stacked solve)": _rate(lambda: imp.batch(Y, p), batch_calls) * 1000,
-             "hand-written numpy, vectorised": _rate(lambda: hand_numpy(0.0, Y.T), batch_calls) * 1000,
-             "hand-written math, loop": _rate(lambda: [hand_math(0.0, row) for row in Y], batch_calls) * 1000}
+    batch_calls = max(calls // 200, 5)
+    batch_fn = imp.batch_function(p)
+    batch = _rates({"anholo compile_implicit batch (vectorised LDLᵀ)": lambda: batch_fn(Y),
+                    "hand-written numpy, vectorised": lambda: hand_numpy(0.0, Y.T)}, batch_calls)
+    # the 40× slower loop in rounds of its own (interleaved, it slows the candidate run after it)
+    batch |= _rates({"hand-written math, loop": lambda: [hand_math(0.0, row) for row in Y]}, 1, rounds=11)
+    batch = {k: v * 1000 for k, v in batch.items()}
     for title, table in (("single state", single), ("batch of 1,000 states", batch)):
-        print(f"  {title}:")
+        print(f"  {title} (median of 41 interleaved rounds; ratio to the hand-written peer):")
+        ref_rate = table.get("hand-written math", table.get("hand-written numpy, vectorised"))
         for k, v in table.items():
-            print(f"    {k:48s} {v:12,.0f} states/s")
+            print(f"    {k:48s} {v:12,.0f} states/s  {v / ref_rate:5.2f}x")
     return {"single": single, "batch_1000": batch}
 
 
@@ -186,11 +248,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-reports", action="store_true")
+    ap.add_argument("--rhs-only", action="store_true", help="only the right-hand sides (merged into the JSON)")
     args = ap.parse_args()
     out = {"machine": {"python": sys.version.split()[0], "sympy": sp.__version__, "cpus": os.cpu_count(),
                        "load": os.getloadavg()}}
     print("Right-hand sides (Chaplygin sleigh):")
-    out["rhs"] = rhs_table(20_000 if args.quick else 100_000)
+    out["rhs"] = rhs_table(500 if args.quick else 2_000)
+    path = ROOT / "benchmarks" / "results" / "implicit.json"
+    if args.rhs_only:
+        old = json.loads(path.read_text()) if path.exists() else {}
+        old.update(rhs=out["rhs"], rhs_machine=out["machine"])
+        path.write_text(json.dumps(old, indent=2))
+        return
     print("Implicit Γ_nh of the n-trailer vs LagrangesMethod's implicit equations:")
     out["n_trailer"] = trailer_table(4 if args.quick else 6)
     if not args.skip_reports:

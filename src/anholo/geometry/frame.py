@@ -25,6 +25,7 @@ import sympy as sp
 
 from ..algebra import kernel as _kernel
 from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
+from ..algebra.differentiation import diff_dag
 from ..algebra.printing import combination_latex, latex
 from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
 from .chart import Chart
@@ -494,7 +495,7 @@ class Frame:
         """``X_i(f)`` for a function f (other symbols, e.g. quasi-velocities, held fixed)."""
         f = sp.sympify(f)
         row = self.vectors.row(self._idx(i))
-        return sp.Add(*[c * f.diff(q) for c, q in zip(row, self.chart.coordinates) if c != 0])
+        return sp.Add(*[c * diff_dag(f, q) for c, q in zip(row, self.chart.coordinates) if c != 0])
 
     def components_of(self, Y: VectorField) -> tuple:
         """Frame components ``Y^i = θ^i_A Y^A`` of a vector field."""

@@ -203,11 +203,12 @@ def _function_source(fname: str, exprs: Sequence, groups: Sequence, *, vector: b
     return "\n".join(lines) + "\n"
 
 
-def _execute(source: str) -> dict:
+def _execute(source: str, extra: Mapping | None = None) -> dict:
+    """Execute generated source once per process (cached by its digest) in ``_NAMESPACE`` (+ ``extra``)."""
     key = hashlib.sha256(source.encode()).hexdigest()
     ns = _CACHE.get(key)
     if ns is None:
-        ns = dict(_NAMESPACE)
+        ns = dict(_NAMESPACE, **(extra or {}))
         exec(compile(source, f"<anholo-compiled-{key[:8]}>", "exec"), ns)
         _CACHE[key] = ns
     return ns
