@@ -187,8 +187,9 @@ class VakonomicSystem:
             corner = sp.eye(k)
             extra = (sp.S.Zero,) * k
         else:
-            lam = sp.Matrix([list(self.multipliers)]) * A  # frame multipliers λ = λ' M
-            terms = tuple(self._equation_terms(j, tuple(lam)) for j in range(n))
+            # frame multipliers λ = λ' M, substituted at once (the terms are linear in λ)
+            frame_of_written = dict(zip(self.multipliers, sp.Matrix([list(self.multipliers)]) * A))
+            terms = tuple(xreplace_dag(t, frame_of_written) for t in self._terms)
             corner = A.T
             Adot = A.applyfunc(nh._along)
             extra = tuple(sp.Add(*[self.multipliers[c] * Adot[c, b] for c in range(k) if Adot[c, b] != 0])
