@@ -364,8 +364,8 @@ def test_multiplication_rule_implicit_form_against_the_coordinate_equations(name
     problem = system.chetaev()
     vak = NonlinearVakonomicSystem(system.lagrangian, system.kinematic_constraints())
     form = vak.implicit_form()
-    n, k = len(system.chart.coordinates), len(vak.multipliers)
-    assert form.unknowns[n:] == vak.multiplier_rate_symbols
+    n = len(system.chart.coordinates)
+    assert form.dim == n + len(vak.multipliers) and form.unknowns[n:] == vak.multiplier_rate_symbols
     motion = vak.field()
     assert motion.implicit_form() is form
     q = system.chart.coordinates
@@ -380,7 +380,6 @@ def test_multiplication_rule_implicit_form_against_the_coordinate_equations(name
         x = form.numeric_solve({s: float(v) for s, v in pt.items()})
         np.testing.assert_allclose(x, np.concatenate([qdd_o, lamdot_o]), rtol=1e-8, atol=1e-9)
         assert _residual(form, explicit, pt) < 1e-9 * (1 + max(abs(_num(f, pt)) for f in form.rhs))
-    del k
 
 
 # --- the report ------------------------------------------------------------------------------------
