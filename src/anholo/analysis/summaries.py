@@ -44,6 +44,7 @@ class ChetaevSummary(ReportBlock):
     q_ddot: dict
     multipliers: tuple
     energy_conserved: bool
+    implicit: object = None  # the ImplicitForm M x = F (v_dot in the file's frame and the multipliers)
 
     key = "chetaev"
     title = "Chetaev dynamics (nonlinear constraints)"
@@ -60,6 +61,7 @@ class ChetaevSummary(ReportBlock):
             {q: C.on_C(e) for q, e in field.natural_accelerations().items()},
             tuple(C.on_C(e) for e in field.natural_multipliers()),
             energy_balance(field).conserved,
+            problem.implicit_form(),
         )
 
     def payload(self, p: Presenter) -> dict:
@@ -72,6 +74,7 @@ class ChetaevSummary(ReportBlock):
             "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
             "multipliers": [p.present(e) for e in self.multipliers],
             "energy_conserved": self.energy_conserved,
+            **({} if self.implicit is None else {"implicit": self.implicit.payload()}),
         }}
 
     def text_lines(self, p: Presenter) -> list:
@@ -87,6 +90,10 @@ class ChetaevSummary(ReportBlock):
         lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         lines.append("Multipliers of the constraints as written:")
         lines += [f"  lambda{a + 1} = {p.text(e)}" for a, e in enumerate(self.multipliers)]
+        if self.implicit is not None:
+            form = self.implicit
+            lines.append(f"Implicit form M x = F in x = ({', '.join(map(str, form.unknowns))}), quasi-velocities "
+                         f"of the file's frame: {form.size()} distinct subexpressions (JSON: chetaev.implicit)")
         lines += self.summary()
         return lines
 

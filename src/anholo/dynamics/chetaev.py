@@ -47,6 +47,7 @@ import sympy as sp
 import numpy as np
 
 from ..algebra.presentation import problem_latex
+from ..algebra.implicit import ImplicitForm
 from ..algebra import (
     adjugate,
     determinant,
@@ -231,6 +232,62 @@ class ChetaevSystem:
               for i in range(n)]
         return {"Phi": Phi, "B": B, "F": Fi}
 
+    @cached_property
+    def _rows(self) -> tuple:
+        """``(r, s)``: the right-hand sides ``r_i`` of the dynamic rows (:meth:`_free_rhs`) and
+        ``s_ν = −v^j X_j(φ^ν) − ∂φ^ν/∂t`` of the tangency rows; shared by the field and its implicit form."""
+        F, n, v = self.lagrangian.frame, self.bundle.dim, self.bundle.quasi_velocities
+        phi = self.constraint_functions
+        s = [-(sp.Add(*[v[j] * F.apply(j, phi[a]) for j in range(n)]) + self._dt(phi[a])) for a in range(self.k)]
+        return tuple(self._free_rhs()), tuple(s)
+
+    @cached_property
+    def multiplier_symbols(self) -> tuple:
+        """``lambda1, …, lambda_k`` (prefixed by ``_`` while they clash with a symbol of the problem):
+        the unknowns of :meth:`implicit_form` standing for the multipliers."""
+        taken = {s.name for s in free_symbols([self.lagrangian.expr, *self.lagrangian.frame.vectors,
+                                               *self.constraint_functions, *self.forces])}
+        taken |= {s.name for s in self.bundle.quasi_velocities + self.bundle.quasi_velocity_rates}
+        prefix = "lambda"
+        while any(t.startswith(prefix) for t in taken):
+            prefix = "_" + prefix
+        return tuple(sp.Symbol(f"{prefix}{a + 1}", real=True) for a in range(self.k))
+
+    def implicit_form(self) -> ImplicitForm:
+        """The Chetaev field as the linear system ``M x = F`` it solves (no symbolic inversion).
+
+        Unknowns ``x = (v̇^1..v̇^n, λ_1..λ_k)`` in the Hamel chart of the Lagrangian's frame;
+        the bordered system of the d'Alembert–Lagrange principle with Chetaev's rule
+        (Talamucci 2025; frame-wise by Prop. 1 of Crampin & Mestdag (2010), docs/chetaev.rst)::
+
+            g_ij v̇^j − B_νi λ_ν = X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i) − ∂p_i/∂t + F_i    (i ≤ n)
+            Φ_νi v̇^i            = −v^j X_j(φ^ν) − ∂φ^ν/∂t                               (ν ≤ k)
+
+        with ``g_ij = ∂²L/∂v^i∂v^j``, ``Φ_νi = ∂φ^ν/∂v^i``, ``B_νi = β_νA X_i^A`` (``= Φ_νi``
+        for Chetaev displacements), ``F_i = X_i^A F_A`` the non-potential forces, and
+        ``λ_ν`` the multipliers of the constraints as written (``E_A(L) = F_A + λ_ν β_νA``).
+        ``M = [[g, −Bᵀ], [Φ, 0]]`` depends on the velocities when φ is nonlinear; the
+        solution is the field on C (:meth:`field` solves the same rows through the null
+        spaces of Φ and B).
+        """
+        if "_implicit" in self.__dict__:
+            return self.__dict__["_implicit"]
+        n, k = self.bundle.dim, self.k
+        data = self._frame_data
+        Phi, B = data["Phi"], data["B"]
+        r, s = self._rows
+        g = self.lagrangian.hessian
+        M = sp.zeros(n + k, n + k)
+        M[:n, :n] = g
+        for nu in range(k):
+            for i in range(n):
+                M[i, n + nu] = -B[nu, i]
+                M[n + nu, i] = Phi[nu, i]
+        form = ImplicitForm(tuple(self.bundle.quasi_velocity_rates) + self.multiplier_symbols, M, r + s,
+                            "the Chetaev field and its multipliers")
+        self.__dict__["_implicit"] = form
+        return form
+
     def _free_rhs(self) -> list:
         """``X_i(L) − R^k_ij v^j p_k − v^j X_j(p_i) − ∂p_i/∂t + F_i`` (the Prop. 1 terms plus forces)."""
         L, F = self.lagrangian, self.lagrangian.frame
@@ -306,13 +363,10 @@ class ChetaevSystem:
     def _field(self) -> "ChetaevField":
         # Γ = Γ_p + N_Φ w with Φ Γ_p = s (tangency), and N_Bᵀ (g Γ − r) = 0 (d'Alembert along the
         # virtual displacements, which span ker B): an m × m system, like g_αβ of Γ_nh (docs/nonholonomic.rst).
-        b, F = self.bundle, self.lagrangian.frame
-        n, k, v = b.dim, self.k, b.quasi_velocities
+        n, k = self.bundle.dim, self.k
         data = self._frame_data
         Phi, B = data["Phi"], data["B"]
-        r = self._free_rhs()
-        phi = self.constraint_functions
-        s = [-(sp.Add(*[v[j] * F.apply(j, phi[a]) for j in range(n)]) + self._dt(phi[a])) for a in range(k)]
+        r, s = self._rows
         g = self.lagrangian.hessian
         dep, ind, Phi_dep, N = self._split(Phi)
         (sp_dep,) = _inverse_times(Phi_dep, [s])
@@ -475,6 +529,10 @@ class ChetaevField(EquationDisplay):
         params = tuple(sorted(free_symbols(rhs + lam) - set(state) - ({t} if t is not None else set()),
                               key=sp.default_sort_key))
         return ODESystem(state, rhs, params, t, self.system.constraints.expressions, lam)
+
+    def implicit_form(self) -> ImplicitForm:
+        """The linear system ``M x = F`` this field solves (:meth:`ChetaevSystem.implicit_form`)."""
+        return self.system.implicit_form()
 
     def equations(self) -> list:
         """``[Eq(v_i_dot, Γ^i), …]`` followed by ``[Eq(lambda_ν, …)]``."""

@@ -23,6 +23,7 @@ from typing import Sequence
 import sympy as sp
 
 from ..algebra import numeric_value, random_point, solve_square
+from ..algebra.implicit import ImplicitForm
 from ..constraints.kinematic import KinematicConstraints
 from ..errors import DimensionError, IrregularLagrangianError
 from .chetaev import _inverse_times, acceleration_symbols, multiplier_symbols
@@ -115,10 +116,40 @@ class NonlinearVakonomicSystem:
         return self._field
 
     @cached_property
-    def _field(self) -> "VakonomicMotion":
+    def multiplier_rate_symbols(self) -> tuple:
+        """``lambda1_dot, …``: the unknowns of :meth:`implicit_form` standing for the multiplier rates."""
+        return tuple(sp.Symbol(f"{lam.name}_dot", real=True) for lam in self.multipliers)
+
+    def implicit_form(self) -> ImplicitForm:
+        """The multiplication rule as the linear system ``M x = F`` it solves (no symbolic inversion).
+
+        Unknowns ``x = (q̈, λ̇)``; with ``L̄ = L + λ_ν φ^ν``, ``Ŵ = ∂²L̄/∂u∂u`` and ``J = ∂φ/∂u``
+        (the Euler–Lagrange equations of L̄ in ``(q, λ)``, Cronström & Raita 2009; docs/chetaev.rst)::
+
+            Ŵ_AB q̈^B + J_νA λ̇_ν = ∂L̄/∂q^A − (∂²L̄/∂u^A∂q^B) u^B − ∂²L̄/∂u^A∂t
+            J_νA q̈^A            = −(∂φ^ν/∂q^A) u^A − ∂φ^ν/∂t
+
+        ``M = [[Ŵ, Jᵀ], [J, 0]]``; the solution is the field on C (:meth:`field`).
+        """
+        if "_implicit" in self.__dict__:
+            return self.__dict__["_implicit"]
+        W, r, J, s = self._parts
+        n, k = W.rows, J.rows
+        M = sp.zeros(n + k, n + k)
+        M[:n, :n] = W
+        M[:n, n:] = J.T
+        M[n:, :n] = J
+        form = ImplicitForm(acceleration_symbols(self.chart) + self.multiplier_rate_symbols, M, tuple(r) + tuple(s),
+                            "the vakonomic field (multiplication rule) and its multiplier rates")
+        self.__dict__["_implicit"] = form
+        return form
+
+    @cached_property
+    def _parts(self) -> tuple:
+        """``(Ŵ, r, J, s)`` of :meth:`implicit_form`: shared by the field and its implicit form."""
         chart, C = self.chart, self.constraints
         q, u = chart.coordinates, chart.velocities
-        n, k, t = len(q), C.count, C.time
+        n, t = len(q), C.time
         Lb = self.extended_lagrangian
         p = [Lb.diff(w) for w in u]
         W = sp.Matrix(n, n, lambda A, B: p[A].diff(u[B]))
@@ -135,6 +166,13 @@ class NonlinearVakonomicSystem:
             if t is not None:
                 e -= phi.diff(t)
             s.append(e)
+        return W, r, J, s
+
+    @cached_property
+    def _field(self) -> "VakonomicMotion":
+        q = self.chart.coordinates
+        W, r, J, s = self._parts
+        n, k = W.rows, J.rows
         solved = _inverse_times(W, [r] + [[J[a, A] for A in range(n)] for a in range(k)])
         if solved is not None:
             a0, Cm = solved[0], solved[1:]
@@ -189,6 +227,10 @@ class VakonomicMotion:
     system: NonlinearVakonomicSystem
     accelerations: dict
     multiplier_rates: tuple
+
+    def implicit_form(self) -> ImplicitForm:
+        """The linear system ``M x = F`` this field solves (:meth:`NonlinearVakonomicSystem.implicit_form`)."""
+        return self.system.implicit_form()
 
     def equations(self) -> list:
         chart = self.system.chart

@@ -290,6 +290,7 @@ class VakonomicSummary(ReportBlock):
     q_ddot: dict
     lambda_dot: tuple
     forced: bool = False
+    implicit: object = None  # the ImplicitForm M x = F (v_dot and the rates of the written multipliers)
 
     key = "vakonomic"
     title = "Vakonomic dynamics"
@@ -301,7 +302,7 @@ class VakonomicSummary(ReportBlock):
         vak = VakonomicSystem(nh)
         qdd, rates = vak.field().in_written_multipliers()
         forced = getattr(nh, "forces", None) is not None and not nh.forces.is_zero
-        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates), forced)
+        return cls(tuple(vak.multipliers), dict(qdd), tuple(rates), forced, vak.implicit_form(written=True))
 
     def payload(self, p: Presenter) -> dict:
         return {"vakonomic": {
@@ -309,6 +310,7 @@ class VakonomicSummary(ReportBlock):
             "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
             "lambda_dot": [p.present(e) for e in self.lambda_dot],
             **({"forces": self._FORCES_NOTE} if self.forced else {}),
+            **({} if self.implicit is None else {"implicit": self.implicit.payload()}),
         }}
 
     def _rule(self) -> str:
@@ -320,6 +322,10 @@ class VakonomicSummary(ReportBlock):
             lines.insert(0, f"({self._FORCES_NOTE})")
         lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         lines += [f"  {lam}_dot = {p.text(e)}" for lam, e in zip(self.multipliers, self.lambda_dot)]
+        if self.implicit is not None:
+            form = self.implicit
+            lines.append(f"Implicit form M x = F in x = ({', '.join(map(str, form.unknowns))}), quasi-velocities "
+                         f"of the adapted frame: {form.size()} distinct subexpressions (JSON: vakonomic.implicit)")
         return lines
 
     def latex_lines(self, p: Presenter) -> list:

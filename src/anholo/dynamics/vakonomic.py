@@ -29,6 +29,7 @@ from typing import Sequence
 import sympy as sp
 
 from ..algebra import generic_rank, invert, reduce_if_cheap, solve_square, xreplace_dag
+from ..algebra.implicit import ImplicitForm
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..algebra.printing import EquationDisplay
 from .nonholonomic import NonholonomicSystem
@@ -118,11 +119,17 @@ class VakonomicSystem:
                 out += lam[a - m] * rv
         return out
 
+    @cached_property
+    def _terms(self) -> tuple:
+        """``_equation_terms(j, λ)`` for the multiplier symbols ``λ`` (j < n): shared by the field and its implicit form."""
+        return tuple(self._equation_terms(j, self.multipliers) for j in range(self.n))
+
     def _solve(self, lam: Sequence) -> tuple:
         """``(B^α, Λ_b)`` of the field tangent to C for multiplier values ``lam`` (docs/theory.rst, *Vakonomic dynamics*)."""
         m, n = self.m, self.n
         g = self._hessian_columns_D
-        rest = [self._equation_terms(al, lam) for al in range(m)]
+        terms = self._terms if tuple(lam) == self.multipliers else None
+        rest = [terms[al] if terms is not None else self._equation_terms(al, lam) for al in range(m)]
         B = solve_square(self.constrained.hessian_D, [-r for r in rest]) if m else ()
         if B is None:
             raise IrregularLagrangianError(
@@ -132,13 +139,73 @@ class VakonomicSystem:
         Lam = []
         for b in range(m, n):
             gB = sp.Add(*[g[b, be] * B[be] for be in range(m) if g[b, be] != 0])
-            Lam.append(reduce_if_cheap(-(self._equation_terms(b, lam) + gB), 200))
+            Lam.append(reduce_if_cheap(-((terms[b] if terms is not None else self._equation_terms(b, lam)) + gB), 200))
         return tuple(B), tuple(Lam)
 
     def field(self) -> "VakonomicField":
         """The vakonomic field tangent to C on ``(q, v^α, λ)``: ``v̇^α = B^α``, ``λ̇_b = Λ_b`` (Prop. 3 with B^a = 0)."""
         B, Lam = self._solve(self.multipliers)
         return VakonomicField(self, B, Lam)
+
+    @cached_property
+    def multiplier_rate_symbols(self) -> tuple:
+        """``lambda1_dot, …``: the unknowns of :meth:`implicit_form` standing for the multiplier rates."""
+        return tuple(sp.Symbol(f"{lam.name}_dot", real=True) for lam in self.multipliers)
+
+    def implicit_form(self, written: bool = False) -> ImplicitForm:
+        """The vakonomic field tangent to C as the linear system ``M x = F`` it solves (no symbolic inversion).
+
+        Unknowns ``x = (v̇^1..v̇^m, λ̇_1..λ̇_k)``; with ``B^a = 0`` (tangency to C) the
+        equations (α), (b) of Prop. 3 of Crampin & Mestdag (2010) (docs/theory.rst) read::
+
+            g_αβ v̇^β       = −(v^j X_j(p_α) − X_α^C(L)|_C + λ_a R^a_αj v^j)       (α < m)
+            g_bβ v̇^β + λ̇_b = −(v^j X_j(p_b) − X_b^C(L)|_C + λ_a R^a_bj v^j)       (b ≥ m)
+
+        with ``g_iβ = ∂(p_i|_C)/∂v^β``, ``p_i = ∂L/∂v^i`` on C and ``v^j = (v^α, β^a)``.  Affine
+        constraints ``v^a = β^a(q)`` add ``λ_b X_i(β^b)`` inside each bracket (the extended
+        Lagrangian ``L + λ_b (v^b − β^b)``); forces ``F_i`` and an explicit
+        time add ``F_i|_C − ∂(p_i|_C)/∂t`` to the right-hand sides, as in :meth:`field`
+        (the convention ``E(L + λφ) = Q`` of docs/forces.rst).  ``M`` is block lower-triangular.
+
+        With ``written=True`` the multipliers are those of the multiplication rule
+        ``L + λ'_a φ_a`` for the constraints as written: ``λ_b = λ'_c M^c_b``
+        (``M^c_b = ω^c(X_b)``, :attr:`NonholonomicSystem.form_matrix`), so
+        ``λ̇_b = λ̇'_c M^c_b + λ'_c Ṁ^c_b`` (``Ṁ`` the derivative along the motion) and the
+        rows b become ``g_bβ v̇^β + M^c_b λ̇'_c = −(…)|_{λ = λ'M} − λ'_c Ṁ^c_b``; the symbols
+        ``λ'`` are the same Symbols as the frame multipliers (as in
+        :meth:`VakonomicField.in_written_multipliers`).
+        """
+        key = "_implicit_written" if written else "_implicit_frame"
+        if key in self.__dict__:
+            return self.__dict__[key]
+        nh, m, n = self.constrained, self.m, self.n
+        k = n - m
+        g = self._hessian_columns_D
+        A = sp.Matrix(nh.form_matrix)
+        if not written or A == sp.eye(k):
+            terms = self._terms
+            corner = sp.eye(k)
+            extra = (sp.S.Zero,) * k
+        else:
+            # frame multipliers λ = λ' M, substituted at once (the terms are linear in λ)
+            frame_of_written = dict(zip(self.multipliers, sp.Matrix([list(self.multipliers)]) * A))
+            terms = tuple(xreplace_dag(t, frame_of_written) for t in self._terms)
+            corner = A.T
+            Adot = A.applyfunc(nh._along)
+            extra = tuple(sp.Add(*[self.multipliers[c] * Adot[c, b] for c in range(k) if Adot[c, b] != 0])
+                          for b in range(k))
+        M = sp.zeros(n, n)
+        for i in range(n):
+            for be in range(m):
+                M[i, be] = g[i, be]
+        M[m:, m:] = corner
+        rhs = tuple(-t for t in terms[:m]) + tuple(-terms[m + b] - extra[b] for b in range(k))
+        vdot = nh.bundle.quasi_velocity_rates[:m]
+        what = "written" if written else "frame"
+        form = ImplicitForm(tuple(vdot) + self.multiplier_rate_symbols, M, rhs,
+                            f"the vakonomic field on C and its multiplier rates ({what} multipliers)")
+        self.__dict__[key] = form
+        return form
 
     @cached_property
     def hessian_on_C(self) -> sp.ImmutableMatrix:
@@ -278,13 +345,16 @@ class VakonomicField(EquationDisplay):
             rates = tuple(self.system.constrained.to_natural(e) for e in rates)
         return qdd, rates
 
+    def implicit_form(self, written: bool = False) -> ImplicitForm:
+        """The linear system ``M x = F`` this field solves (:meth:`VakonomicSystem.implicit_form`)."""
+        return self.system.implicit_form(written)
+
     def equations(self) -> list:
         """``[Eq(v_α_dot, B^α), …, Eq(lambda_b_dot, Λ_b), …]``."""
         nh = self.system.constrained
         vdot = nh.bundle.quasi_velocity_rates
         eqs = [sp.Eq(vdot[al], B) for al, B in enumerate(self.accelerations)]
-        eqs += [sp.Eq(sp.Symbol(f"{l.name}_dot", real=True), r)
-                for l, r in zip(self.system.multipliers, self.multiplier_rates)]
+        eqs += [sp.Eq(d, r) for d, r in zip(self.system.multiplier_rate_symbols, self.multiplier_rates)]
         return eqs
 
     def to_dict(self) -> dict:
