@@ -56,8 +56,8 @@ def _kind(name) -> str | None:
     return "linear" if linear and not timed else "nonlinear"
 
 
-VAKONOMIC = [n for n in example_names() if _kind(n) == "linear"]
-CHETAEV = [n for n in example_names() if _kind(n) == "nonlinear"]
+VAKONOMIC = [n for n in example_names(large=False) if _kind(n) == "linear"]
+CHETAEV = [n for n in example_names(large=False) if _kind(n) == "nonlinear"]
 
 
 def test_the_catalogue_has_both_kinds():
