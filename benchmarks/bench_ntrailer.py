@@ -9,6 +9,8 @@ hitch-to-axle length ``d_i``; every axle rolls without slipping sideways):
 
 * **anholo** — ``System.from_spec(n_trailer(n)).nonholonomic().implicit_form()``:
   frame, adapted frame, ``M`` and ``F`` of ``g_αβ v̇^β = F_α`` with the multipliers (no solve);
+* **maggi** — the same with ``route="maggi"`` (Maggi's equations, anholo.dynamics.maggi: no normal
+  forms, symengine, shared subexpressions; the result converted to sympy);
 * **KanesMethod** — the same system built in ``sympy.physics.mechanics`` (a rigid body per
   axle, the generalised speeds ``u = q̇``, the ``n + 1`` no-slip conditions as velocity
   constraints with the dependent speeds ``ẏ, θ̇1, …, θ̇n``), ``kanes_equations`` and then
@@ -62,6 +64,13 @@ def anholo_implicit(n: int):
     return System.from_spec(n_trailer(n)).nonholonomic().implicit_form()
 
 
+def maggi_implicit(n: int):
+    from anholo.examples import n_trailer
+    from anholo.system import System
+
+    return System.from_spec(n_trailer(n)).nonholonomic(route="maggi").implicit_form()
+
+
 def kane_model(n: int):
     """KanesMethod for the n-trailer; returns (KanesMethod, q, u, parameters by name, constraints)."""
     import sympy as sp
@@ -105,7 +114,7 @@ def kane_implicit(n: int):
     return km.mass_matrix_full, km.forcing_full
 
 
-METHODS = {"anholo": anholo_implicit, "kane": kane_implicit}
+METHODS = {"anholo": anholo_implicit, "maggi": maggi_implicit, "kane": kane_implicit}
 
 
 # --- the child process ---------------------------------------------------------------------------
@@ -144,8 +153,8 @@ def run_child(method: str, n: int, budget: float):
 
 
 # --- the check -----------------------------------------------------------------------------------
-def check(n: int, seed: int = 0) -> float:
-    """Max relative difference of q̈ (anholo field vs KanesMethod) at a random state on C."""
+def check(n: int, seed: int = 0, route: str = "exact") -> float:
+    """Max relative difference of q̈ (anholo field, exact or Maggi route, vs KanesMethod) at a random state on C."""
     import numpy as np
     import sympy as sp
     from sympy.physics.mechanics import dynamicsymbols
@@ -172,6 +181,13 @@ def check(n: int, seed: int = 0) -> float:
     kane_qdd = [rates[ui] for ui in u]  # u̇ = q̈
 
     system = System.from_spec(n_trailer(n))
+    names = [s.name for s in system.chart.coordinates]
+    if route == "maggi":
+        ms = system.nonholonomic(route="maggi")
+        vals = {**dict(zip(names, qv)), **{f"{a}_dot": b for a, b in zip(names, uv)}, **pvals}
+        vals.update({v.name: vals[c.name + "_dot"] for v, c in zip(ms.free_velocities, ms.free_coordinates)})
+        got = ms.evaluate(vals)["q_ddot"]
+        return max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(got, kane_qdd))
     nh = system.nonholonomic()
     acc = nh.field().natural_accelerations()
     chart = nh.frame.chart
@@ -218,11 +234,13 @@ def main():
     if not args.no_check:
         out["check"] = {}
         for n in (1, 2, 3):
-            err = check(n)
-            out["check"][n] = err
-            print(f"check n = {n}: max relative difference of q̈ (anholo vs KanesMethod) {err:.1e}", flush=True)
-            if err > 1e-9:
-                raise SystemExit("anholo and KanesMethod disagree: not timing different systems")
+            for route in ("exact", "maggi"):
+                err = check(n, route=route)
+                out["check"][f"{route} {n}"] = err
+                print(f"check n = {n}: max relative difference of q̈ (anholo {route} route vs KanesMethod) "
+                      f"{err:.1e}", flush=True)
+                if err > 1e-9:
+                    raise SystemExit("anholo and KanesMethod disagree: not timing different systems")
     rows = []
     stopped = {m: False for m in METHODS}
     for n in range(1, args.nmax + 1):
@@ -253,6 +271,7 @@ def main():
             return format(v, fmt) if v is not None else "skipped"
 
         print(f"n = {n:2d}  anholo {f(row['anholo_cpu_s'], '8.3f')} s {f(row['anholo_MiB'], '7.1f')} MiB  | "
+              f"Maggi {f(row['maggi_cpu_s'], '8.3f')} s {f(row['maggi_MiB'], '7.1f')} MiB  | "
               f"KanesMethod {f(row['kane_cpu_s'], '8.3f')} s {f(row['kane_MiB'], '7.1f')} MiB  | ratio "
               f"{f(row['anholo_cpu_s'] / row['kane_cpu_s'] if row['anholo_cpu_s'] and row['kane_cpu_s'] else None, '6.2f')}",
               flush=True)
@@ -262,11 +281,16 @@ def main():
         "n_range": [max(2, both[0]["n"]), both[-1]["n"]] if both else None,  # ratios t(n+1)/t(n) from n = 2
         "anholo_cpu": growth(both, "anholo_cpu_s"), "kane_cpu": growth(both, "kane_cpu_s"),
         "anholo_MiB": growth(both, "anholo_MiB"), "kane_MiB": growth(both, "kane_MiB"),
-        "anholo_cpu_all": growth(rows, "anholo_cpu_s"), "kane_cpu_all": growth(rows, "kane_cpu_s")}
+        "anholo_cpu_all": growth(rows, "anholo_cpu_s"), "kane_cpu_all": growth(rows, "kane_cpu_s"),
+        "maggi_cpu_all": growth(rows, "maggi_cpu_s"), "maggi_MiB_all": growth(rows, "maggi_MiB"),
+        "kane_MiB_all": growth(rows, "kane_MiB")}
     g = out["growth_per_trailer"]
     print(f"growth per trailer (geometric mean of t(n+1)/t(n), n = {g['n_range'][0]}..{g['n_range'][1]}): anholo "
           f"{g['anholo_cpu'] or float('nan'):.2f}x, KanesMethod {g['kane_cpu'] or float('nan'):.2f}x; memory anholo "
           f"{g['anholo_MiB'] or float('nan'):.2f}x, KanesMethod {g['kane_MiB'] or float('nan'):.2f}x")
+    print(f"over every measured n >= 2: Maggi route {g['maggi_cpu_all'] or float('nan'):.2f}x, KanesMethod "
+          f"{g['kane_cpu_all'] or float('nan'):.2f}x; memory Maggi {g['maggi_MiB_all'] or float('nan'):.2f}x, "
+          f"KanesMethod {g['kane_MiB_all'] or float('nan'):.2f}x")
     out["machine"]["load_after"] = os.getloadavg()
     path = ROOT / "benchmarks" / "results" / "ntrailer.json"
     path.parent.mkdir(exist_ok=True)

@@ -8,9 +8,9 @@ separately, and checks at a random numerical point that both give the same value
 
 Data (built by anholo, then timed):
 
-* the **Whipple bicycle** Lagrangian (``--bicycle``, default ``/tmp/bicycle.toml``: a system
-  file written by ``anholo.from_mechanics`` from sympy's ``test_kane3.py`` model; 26 kB of
-  text): parse the ``lagrangian`` string (anholo's safe parser vs ``symengine.sympify``),
+* the **Whipple bicycle** Lagrangian (``--bicycle``, default the bundled
+  ``src/anholo/examples/whipple_bicycle.toml``: a system file written by ``anholo.from_mechanics``
+  from sympy's ``test_kane3.py`` model, tools/make_whipple_bicycle.py; 26 kB of text): parse the ``lagrangian`` string (anholo's safe parser vs ``symengine.sympify``),
   the 36 second derivatives ``∂²L/∂q̇^A∂q̇^B``, the gradient ``∂L/∂q^A``, and ``cse`` of both;
 * the **n-trailer**, n = 3, 4, 5 (``anholo.examples.n_trailer``): differentiation of the
   Lagrangian along the frame (``X_i(L) = X_i^A ∂L/∂q^A`` and ``∂L/∂v``), substitution of the
@@ -251,7 +251,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--bicycle", default="/tmp/bicycle.toml")
+    ap.add_argument("--bicycle", default=str(Path(__file__).resolve().parents[1] / "src" / "anholo" / "examples"
+                                              / "whipple_bicycle.toml"))
     args = ap.parse_args()
     REPEATS = 3 if args.quick else args.repeats
     rng = random.Random(1)

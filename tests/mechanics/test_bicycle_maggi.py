@@ -168,6 +168,9 @@ def test_text_report_finishes_and_stays_small():
     text = out.getvalue()
     assert code in (0, 3) and len(text) < 50_000
     assert "not integrable" in text and "Maggi" in text
+    full = io.StringIO()
+    assert main(["analyze", "whipple_bicycle", "--full", "--sections", "nonholonomic"], out=full) == 0
+    assert "Shared subexpressions:" in full.getvalue() and "v1_dot = cse" in full.getvalue()
 
 
 def _upright_state(s, speed, lean):

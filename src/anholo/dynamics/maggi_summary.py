@@ -89,6 +89,17 @@ class MaggiSummary(ReportBlock):
                  f"Adapted frame X_alpha = d/d(free) + C d/d(dependent), X_a = d/d(dependent): {self._size_note()}",
                  f"Implicit form M x = F in x = ({', '.join(map(str, nh.quasi_velocity_rates[:nh.m] + nh.multiplier_symbols))})"
                  f": {len(pairs)} shared subexpressions in all; {_HINT}"]
+        if p.full:  # everything, written with the shared subexpressions
+            cse, out = self._printed("cse")
+            rates = nh.quasi_velocity_rates
+            lines.append("Shared subexpressions:")
+            lines += [f"  {name} = {expr}" for name, expr in cse]
+            lines.append("Nonholonomic field on C:")
+            lines += [f"  {d} = {e}" for d, e in zip(rates, out["v_dot"])]
+            lines.append("Natural accelerations on C:")
+            lines += [f"  {q.name}_ddot = {e}" for q, e in zip(nh.chart.coordinates, out["q_ddot"])]
+            lines.append("Multipliers of the constraints as written (E(L) = sum_a lambda_a dphi_a/dq_dot):")
+            lines += [f"  lambda{a + 1} = {e}" for a, e in enumerate(out["lambda"])]
         return lines
 
     def _size_note(self) -> str:
