@@ -9,8 +9,8 @@ hitch-to-axle length ``d_i``; every axle rolls without slipping sideways):
 
 * **anholo** — ``System.from_spec(n_trailer(n)).nonholonomic().implicit_form()``:
   frame, adapted frame, ``M`` and ``F`` of ``g_αβ v̇^β = F_α`` with the multipliers (no solve);
-* **maggi** — the same with ``route="maggi"`` (Maggi's equations, anholo.dynamics.maggi: no normal
-  forms, symengine, shared subexpressions; the result converted to sympy);
+* **maggi** — Maggi's equations (anholo.dynamics.maggi: no normal forms, symengine, shared
+  subexpressions; the result converted to sympy) from the file's natural Lagrangian and constraints;
 * **KanesMethod** — the same system built in ``sympy.physics.mechanics`` (a rigid body per
   axle, the generalised speeds ``u = q̇``, the ``n + 1`` no-slip conditions as velocity
   constraints with the dependent speeds ``ẏ, θ̇1, …, θ̇n``), ``kanes_equations`` and then
@@ -65,10 +65,15 @@ def anholo_implicit(n: int):
 
 
 def maggi_implicit(n: int):
+    """Maggi's route from the file's data (the natural Lagrangian and constraints of the spec: it needs
+    neither the frame nor the normalised Lagrangian that ``System.from_spec`` builds for the exact route)."""
+    from anholo.dynamics.maggi import MaggiSystem
     from anholo.examples import n_trailer
-    from anholo.system import System
+    from anholo.geometry.chart import Chart
 
-    return System.from_spec(n_trailer(n)).nonholonomic(route="maggi").implicit_form()
+    spec = n_trailer(n)
+    chart = Chart(spec.coordinates, velocities=spec.velocities, parameters=spec.parameters)
+    return MaggiSystem(chart, spec.lagrangian, spec.constraints).implicit_form()
 
 
 def kane_model(n: int):

@@ -242,7 +242,8 @@ class System:
             else None
         out = MaggiSystem(self.chart, self.lagrangian.natural_expr(), self.constraints,
                            forces=forces, time=time, dependent=dependent, holonomic=self.holonomic,
-                           quasi_velocities=self._maggi_names(), values=dict(self.values or {}), name=self.name)
+                           quasi_velocities=self._maggi_names(), values=dict(self.values or {}), name=self.name,
+                          inputs=tuple(self.inputs))
         if dependent is None:
             self.__dict__["_maggi"] = out
         return out

@@ -46,7 +46,11 @@ class Linearization:
     rates : ndarray
         ``ż`` at the reference state (zero for an equilibrium of the chosen states).
     reference : dict
-        The reference state and parameter values.
+        The reference state and parameter values (the inputs' values among them).
+    B : ndarray or None
+        ``∂ż/∂w`` for the control inputs ``w`` (``δż = A δz + B δw``), None without inputs.
+    inputs : tuple of Symbol
+        The inputs ``w`` of ``B``.
     """
 
     states: tuple
@@ -54,6 +58,8 @@ class Linearization:
     eigenvalues: np.ndarray
     rates: np.ndarray
     reference: dict
+    B: np.ndarray = None
+    inputs: tuple = ()
 
     @property
     def stable(self) -> bool:
@@ -68,14 +74,19 @@ class Linearization:
     def __str__(self):
         rows = [", ".join(f"{x: .6g}" for x in row) for row in self.A]
         ev = ", ".join(_complex_text(e) for e in self.eigenvalues)
-        return ("A (states " + ", ".join(map(str, self.states)) + "):\n  " + "\n  ".join(rows)
+        text = ("A (states " + ", ".join(map(str, self.states)) + "):\n  " + "\n  ".join(rows)
                 + f"\neigenvalues: {ev}")
+        if self.B is not None:
+            text += ("\nB (inputs " + ", ".join(map(str, self.inputs)) + "):\n  "
+                     + "\n  ".join(", ".join(f"{x: .6g}" for x in row) for row in self.B))
+        return text
 
     def to_dict(self) -> dict:
         return {"states": [str(s) for s in self.states], "A": self.A.tolist(),
                 "eigenvalues": [[float(e.real), float(e.imag)] for e in self.eigenvalues],
                 "rates": self.rates.tolist(), "stable": self.stable,
-                "reference": {str(k): float(v) for k, v in self.reference.items()}}
+                "reference": {str(k): float(v) for k, v in self.reference.items()},
+                **({} if self.B is None else {"inputs": [str(w) for w in self.inputs], "B": self.B.tolist()})}
 
 
 def _complex_text(e, tiny: float = 1e-12) -> str:
@@ -132,11 +143,14 @@ class LinearizationProblem:
         tied = [c for c in coords if c not in chosen and any(c in free_symbols([f]) for f in hol)]
         self._tied = tuple(tied)
         self._hol = hol
-        variables = chosen + tuple(tied)
+        forces = getattr(source, "forces", None)
+        self.inputs = tuple(getattr(source, "inputs", ()) if maggi else (forces.inputs if forces is not None and
+                                                                        hasattr(forces, "inputs") else ()))
+        variables = chosen + tuple(tied) + self.inputs
         self._kin_idx = [coords.index(z) for z in chosen if z in coords]
         self._vel_idx = [vel.index(z) for z in chosen if z in vel]
         self._coords = coords
-        self._nz, self._nv = len(chosen), len(variables)
+        self._nz, self._nv = len(chosen), len(chosen) + len(tied)
         if maggi:
             self._build_program(source, variables, hol)
         else:
@@ -166,7 +180,7 @@ class LinearizationProblem:
         free = free_symbols(exprs) if exprs else set()
         self.parameters = tuple(sorted(free - set(self.all_states), key=lambda s: s.name))
         raw = sp.lambdify(list(self.all_states) + list(self.parameters), exprs, modules="math", cse=True)
-        nk, nv, nh_ = len(K), self._nv, len(hol)
+        nk, nv, nh_ = len(K), len(variables), len(hol)
 
         def evaluate(vals):
             out, pos = raw(*vals), 0
@@ -235,16 +249,22 @@ class LinearizationProblem:
             raise InitialStateError(
                 f"the reference state violates the holonomic constraints (residual {np.abs(f).max():.3g}); "
                 "give the tied coordinates values that satisfy them.")
-        T = self._tie(df)  # total derivatives: columns z + (∂q^d/∂z) columns d
-        dK, dF, dM = dK @ T, dF @ T, np.einsum("vij,vz->zij", dM, T)
+        nv = self._nv  # columns: chosen states, tied coordinates, then the inputs
         vdot = np.linalg.solve(M, F) if k else F
-        rhs = dF - np.einsum("zij,j->iz", dM, vdot) if k else dF
-        dV = np.linalg.solve(M, rhs) if k else rhs
-        A = np.vstack([dK, dV[self._vel_idx]]) if nz else np.zeros((0, 0))
+
+        def rates_derivative(dK_, dF_, dM_):
+            rhs = dF_ - np.einsum("zij,j->iz", dM_, vdot) if k else dF_
+            dV = np.linalg.solve(M, rhs) if k else rhs
+            return np.vstack([dK_, dV[self._vel_idx]])
+
+        T = self._tie(df[:, :nv])  # total derivatives: columns z + (∂q^d/∂z) columns d
+        A = rates_derivative(dK[:, :nv] @ T, dF[:, :nv] @ T, np.einsum("vij,vz->zij", dM[:nv], T)) if nz \
+            else np.zeros((0, 0))
+        B = rates_derivative(dK[:, nv:], dF[:, nv:], dM[nv:]) if self.inputs else None
         rates = np.concatenate([K, vdot[self._vel_idx]])
         ev = np.linalg.eigvals(A) if nz else np.zeros(0, dtype=complex)
         ev = ev[np.lexsort((-ev.imag, -ev.real))]
-        return Linearization(self.states, A, ev, rates, {**ref, **par})
+        return Linearization(self.states, A, ev, rates, {**ref, **par}, B, self.inputs)
 
     def _tie(self, df: np.ndarray) -> np.ndarray:
         """``T`` (variables × chosen): the identity on the chosen states, and ``∂q^d/∂z`` on the tied

@@ -148,6 +148,8 @@ class MaggiSystem:
         Default parameter values (numerics), e.g. a system file's ``[values]``.
     name : str, optional
         A title for reports and plots.
+    inputs : sequence of Symbol, optional
+        Control inputs the forces use (linearisation gives their matrix ``B``).
 
     Examples
     --------
@@ -173,6 +175,7 @@ class MaggiSystem:
     quasi_velocities: tuple = None
     values: dict = None
     name: str = ""
+    inputs: tuple = ()
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
