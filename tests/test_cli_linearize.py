@@ -30,3 +30,21 @@ def test_json_and_errors(capsys):
     assert main(["linearize", "rolling_disk", "--states", "lean,nope"], out=io.StringIO()) == 2
     assert "anholo: error:" in capsys.readouterr().err
     assert main(["linearize", "rolling_disk", "--sweep", "v3=1:2"], out=io.StringIO()) == 2
+
+
+def test_inputs_give_the_input_matrix(capsys):
+    """The sleigh's motor: (I + m a²) ω̇ = τ − k ω − m a u ω − c a² ω and m u̇ = m a ω² − c u (the closed form
+    of its Lagrange–d'Alembert equations in the file's description); the free quasi-velocities are u and
+    w = a ω (the constraint is solved for ω), so ∂u̇/∂τ = 0 and ∂ẇ/∂τ = a/(I + m a²)."""
+    import json
+
+    from anholo.system import System
+
+    assert main(["linearize", "sleigh_with_motor", "--at", "u=0.5,tau=0.1", "--states", "u,w", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    result = data["results"][0]
+    assert result["inputs"] == ["tau"]
+    vals = {p.name: float(v) for p, v in System.load("sleigh_with_motor").values.items()}
+    B = result["B"]
+    assert abs(B[0][0]) < 1e-12
+    assert abs(B[1][0] - vals["a"] / (vals["I"] + vals["m"] * vals["a"] ** 2)) < 1e-12

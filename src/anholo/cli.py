@@ -523,7 +523,7 @@ def _add_linearize_parser(sub) -> None:
     )
     lin.add_argument("target", metavar="FILE_OR_EXAMPLE", help="path of a system file, or an example name")
     lin.add_argument("--at", default="", metavar="NAME=VALUE,...",
-                     help="the reference state (states not given are 0)")
+                     help="the reference state (states not given are 0) and the inputs' values (default 0)")
     lin.add_argument("--states", default=None, metavar="NAME,...",
                      help="the states to linearise in (default: all coordinates and free quasi-velocities)")
     lin.add_argument("--sweep", default=None, metavar="NAME=START:STOP:COUNT",
@@ -554,6 +554,8 @@ def _cmd_linearize(args, out) -> int:
         if not _:
             raise InitialStateError(f"--at expects NAME=VALUE,..., got {item!r}.")
         ref[name.strip()] = _numbers(value, f"--at {name.strip()}", 1, [name.strip()])[0]
+    for w in system.inputs:  # the inputs' reference values: --at NAME=VALUE, else 0 (B is the derivative there)
+        params[w.name] = ref.pop(w.name, 0.0)
     field = args.field or ("nonholonomic" if system.constraints else "euler-lagrange")
     source = system.nonholonomic() if field == "nonholonomic" else system.lagrangian
     states = None if args.states is None else [x.strip() for x in args.states.split(",") if x.strip()]
