@@ -282,7 +282,7 @@ def differentiated(chart: Chart, holonomic, time=None) -> tuple:
     out = []
     for f in holonomic:
         f = sp.sympify(f)
-        if size_exceeds(f, 300):  # a large f (a bicycle's front contact): differentiated by the engine
+        if size_exceeds(f, 80):  # a large f (a bicycle's front contact): differentiated by the engine
             fe = to_engine(f)
             df = sum((fe.diff(to_engine(q)) * to_engine(u) for q, u in zip(chart.coordinates, chart.velocities)),
                      to_engine(0))
