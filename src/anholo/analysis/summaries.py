@@ -123,6 +123,10 @@ def _coupling_parameter(system, verdict):
 SEARCH_BUDGET = 6.0
 #: CPU seconds the report gives the consistency block's default search of sections (degree ≤ 1 in v).
 CONSISTENCY_SEARCH_BUDGET = 3.0
+#: CPU seconds the Chaplygin block (with its search) and the consistency block's search take together in a
+#: report: the consistency search gets what the Chaplygin block left (at least 0.5 s, at most
+#: CONSISTENCY_SEARCH_BUDGET), so that optional searches cannot dominate the report.
+REPORT_SEARCH_BUDGET = 8.0
 
 
 @dataclass(frozen=True)
