@@ -124,7 +124,7 @@ SEARCH_BUDGET = 6.0
 #: CPU seconds the report gives the consistency block's default search of sections (degree ≤ 1 in v).
 CONSISTENCY_SEARCH_BUDGET = 3.0
 #: CPU seconds the Chaplygin block (with its search) and the consistency block's search take together in a
-#: report: the consistency search gets what the Chaplygin block left (at least 0.5 s, at most
+#: report: the consistency search gets what the Chaplygin block left (nothing if it used it all; at most
 #: CONSISTENCY_SEARCH_BUDGET), so that optional searches cannot dominate the report.
 REPORT_SEARCH_BUDGET = 8.0
 

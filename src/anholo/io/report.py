@@ -387,7 +387,7 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         # the report's searches share REPORT_SEARCH_BUDGET: what the Chaplygin block used is not given again
         left = REPORT_SEARCH_BUDGET - cache.get("chaplygin_cpu", 0.0)
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra],
-                                  search_budget=round(max(0.5, min(CONSISTENCY_SEARCH_BUDGET, left)), 1))
+                                  search_budget=round(max(0.0, min(CONSISTENCY_SEARCH_BUDGET, left)), 1))
 
     def vakonomic():
         return VakonomicSummary.of(nh())
