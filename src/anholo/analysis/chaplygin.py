@@ -513,8 +513,18 @@ class ChaplyginSystem:
             out.append(sp.Mul(*keep))
         return out
 
+    @cached_property
+    def _regularity_cache(self) -> dict:
+        return {}
+
     def _regular_at(self, sub: dict) -> bool:
         """L stays regular w.r.t. D and 𝔤 at the parameter values ``sub`` (Prop. 5's assumptions)."""
+        key = tuple(sorted(sub.items(), key=lambda kv: kv[0].name))
+        if key not in self._regularity_cache:
+            self._regularity_cache[key] = self._regular_at_uncached(sub)
+        return self._regularity_cache[key]
+
+    def _regular_at_uncached(self, sub: dict) -> bool:
         nh, m = self.nonholonomic, self.m
         blocks = [nh.hessian_D, nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]]
         try:
