@@ -24,7 +24,7 @@ from anholo.system import System
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["roller_racer", "two_particles_perpendicular"])
+@pytest.mark.parametrize("name", ["roller_racer", "two_particles_perpendicular", "snakeboard", "chaplygin_ball"])
 def test_large_report_finishes_small_and_complete(name):
     system = System.load(name)
     report = analyze(system, budget=None)
@@ -33,6 +33,8 @@ def test_large_report_finishes_small_and_complete(name):
     assert len(text) < 100_000
     data = json.loads(report.to_json())
     assert len(json.dumps(data)) < 2_000_000
+    # the JSON keeps every block the report computed, under its key
+    assert {o.key for o in report.outcomes if o.note is None} <= set(data)
     if name == "roller_racer":
         # the JSON accelerations (with their shared subexpressions) are the right functions
         spec = load_example(name)
@@ -48,6 +50,26 @@ def test_large_report_finishes_small_and_complete(name):
                                                   spec.constraints, pt)
         got = [complex(qdd[q.name].xreplace(pt).evalf()).real for q in spec.coordinates]
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-9)
+
+
+def test_roller_racer_chaplygin_verdict_from_exact_coefficients():
+    """σ = −p for the roller racer: the conditions returned make the residuals p_a R^a_αβ v^β vanish,
+    and the residuals do not vanish at a generic parameter point (numerical evaluation at random
+    points of C, independent of the coefficient extraction that produced the conditions)."""
+    rng = np.random.default_rng(3)
+    ch = System.load("roller_racer").chaplygin()
+    verdict = ch.consistency()
+    assert verdict.holds is None
+    P = {p.name: p for p in ch.frame.chart.parameters}
+    assert all(c.xreplace({P["d1"]: 0, P["d2"]: 0}) == 0 for c in verdict.conditions)
+    residuals = ch.chaplygin_condition()
+    syms = sorted(set().union(*(r.free_symbols for r in residuals)), key=str)
+    for special in (False, True):
+        pt = {s: sp.Float(rng.uniform(0.3, 1.2)) for s in syms}
+        if special:
+            pt[P["d1"]] = pt[P["d2"]] = 0
+        values = [abs(complex(r.xreplace(pt).evalf())) for r in residuals]
+        assert (max(values) < 1e-9) is special
 
 
 def test_search_over_its_budget_is_reported_not_lost():

@@ -109,6 +109,15 @@ def _replace(payload, table: dict):
     return payload
 
 
+def _json_text(expr) -> str:
+    """``str(expr)``; for a large expression without sorting the terms: the same sympify-able text up to
+    the order of sums and products (``str`` sorts every Add and Mul, which costs most of the time of a
+    large JSON report)."""
+    if not isinstance(expr, sp.Basic) or not size_exceeds(expr, 300):
+        return str(expr)
+    return sp.sstr(expr, order="none")
+
+
 def serialize(payload, *, cse_above: int | None = 20000, reserved=()) -> object:
     """A JSON-able copy of ``payload`` (nested dicts and lists whose leaves are sympy objects or plain values).
 
@@ -120,21 +129,22 @@ def serialize(payload, *, cse_above: int | None = 20000, reserved=()) -> object:
     those names.  Names are ``cse0, cse1, …`` (another prefix if one of
     ``reserved`` starts with it).
     """
+    string = _json_text
     leaves: list = []
     _leaves(payload, leaves)
     big = cse_above is not None and isinstance(payload, dict) and any(
         isinstance(e, sp.Expr) and size_exceeds(e, cse_above) for e in leaves)
     if not big:
-        return _replace(payload, {e: str(e) for e in leaves})
+        return _replace(payload, {e: string(e) for e in leaves})
     prefix = CSE_PREFIX
     while any(str(r).startswith(prefix) for r in reserved):
         prefix = "_" + prefix
     exprs = list(dict.fromkeys(e for e in leaves if isinstance(e, sp.Expr)))
     pairs, reduced = sp.cse(exprs, symbols=sp.numbered_symbols(prefix), optimizations=None, order="none")
-    table = {e: str(r) for e, r in zip(exprs, reduced)}
-    table.update({e: str(e) for e in leaves if not isinstance(e, sp.Expr)})
+    table = {e: string(r) for e, r in zip(exprs, reduced)}
+    table.update({e: string(e) for e in leaves if not isinstance(e, sp.Expr)})
     out = _replace(payload, table)
-    out["cse"] = [[str(name), str(value)] for name, value in pairs]
+    out["cse"] = [[str(name), string(value)] for name, value in pairs]
     return out
 
 

@@ -60,6 +60,7 @@ from ..algebra import (
     vanishes,
     xreplace_dag,
 )
+from ..algebra.expressions import size_exceeds
 from ..algebra.coefficients import (NotPolynomial, coefficients_in, drop_nonzero_factors, parameter_equations,
                                    unique_up_to_sign, vanishing_conditions)
 from ..algebra.elimination import solve_in_blocks
@@ -465,10 +466,26 @@ class ChaplyginSystem:
         """
         from sympy.core.function import AppliedUndef
 
-        res = self.chaplygin_condition()
+        raw = self._weak_residuals(self.momenta_on_C, sign=1, reduce=False)
+        res = tuple(r if size_exceeds(r, 400) else tidy(r) for r in raw)  # shown in the verdict
+        variables = self._variables
+        try:  # exact coefficients over the expression DAG: parameter-only, cheap to factor
+            coords, v = self.frame.chart.coordinates, self.nonholonomic.free_velocities
+            coeffs = unique_up_to_sign([c for r in raw for c in coefficients_in(r, coords, v)])
+        except NotPolynomial:
+            coeffs = None
+        if coeffs is not None and not any(c.has(AppliedUndef) for c in coeffs):
+            if not coeffs:
+                return ChaplyginVerdict(True, res, (), "p_a R^a_αβ v^β = 0 on C: σ = −p is strongly consistent")
+            conds = _drop_implied(unique_up_to_sign(self._admissible([drop_nonzero_factors(c, variables)
+                                                                       for c in coeffs])))
+            if not conds or any(c.is_number for c in conds):
+                return ChaplyginVerdict(False, res, (), "p_a R^a_αβ v^β ≠ 0 on C for all parameter values: "
+                                        "σ = −p is not consistent")
+            return ChaplyginVerdict(None, res, conds, "σ = −p is consistent iff " + _describe(conds))
+        # functional conditions (undefined functions of q) or a residual outside the polynomial class
         if all(vanishes(r) for r in res):
             return ChaplyginVerdict(True, res, (), "p_a R^a_αβ v^β = 0 on C: σ = −p is strongly consistent")
-        variables = self._variables
         by_velocity = vanishing_conditions(res, set(self.nonholonomic.free_velocities))
         if any(c.has(AppliedUndef) for c in by_velocity):
             conds = tuple(drop_nonzero_factors(c, variables) for c in by_velocity)
@@ -496,8 +513,18 @@ class ChaplyginSystem:
             out.append(sp.Mul(*keep))
         return out
 
+    @cached_property
+    def _regularity_cache(self) -> dict:
+        return {}
+
     def _regular_at(self, sub: dict) -> bool:
         """L stays regular w.r.t. D and 𝔤 at the parameter values ``sub`` (Prop. 5's assumptions)."""
+        key = tuple(sorted(sub.items(), key=lambda kv: kv[0].name))
+        if key not in self._regularity_cache:
+            self._regularity_cache[key] = self._regular_at_uncached(sub)
+        return self._regularity_cache[key]
+
+    def _regular_at_uncached(self, sub: dict) -> bool:
         nh, m = self.nonholonomic, self.m
         blocks = [nh.hessian_D, nh.lagrangian.hessian.applyfunc(nh.restrict)[m:, m:]]
         try:
@@ -737,6 +764,19 @@ class ChaplyginSystem:
 
     def __str__(self):
         return f"Chaplygin system: {self.nonholonomic}; {self.action}"
+
+
+def _drop_implied(conds) -> tuple:
+    """The conditions without those implied by another one: ``c`` is dropped when the (square-free)
+    factors of another condition are among its own (then that one vanishing makes ``c`` vanish)."""
+    factors = [frozenset(f.base if f.is_Pow else f for f in sp.Mul.make_args(c) if not f.is_number) for c in conds]
+    keep = []
+    for i, c in enumerate(conds):
+        implied = any(j != i and factors[j] <= factors[i] and (factors[j] != factors[i] or j < i)
+                      for j in range(len(conds)))
+        if not implied:
+            keep.append(c)
+    return tuple(keep)
 
 
 def _describe(conds) -> str:

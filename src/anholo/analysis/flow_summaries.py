@@ -93,6 +93,10 @@ class ControllabilitySummary(ReportBlock):
                 + ("bracket generating" if f.bracket_generating else "not bracket generating")]
 
 
+_STOPPED = (" (search stopped at its CPU-time budget; run anholo.analysis.invariant_measure."
+            "search_invariant_density(field, budget=None) in Python to complete it)")
+
+
 @dataclass(frozen=True, eq=False)
 class InvariantMeasureSummary(ReportBlock):
     """Invariant measure ``N(q) dq ∧ dv^1 ∧ … ∧ dv^m`` of Γ_nh on C (coordinates of the nonholonomic
@@ -106,7 +110,9 @@ class InvariantMeasureSummary(ReportBlock):
     title = "Invariant measure of the nonholonomic field"
 
     @classmethod
-    def of(cls, nh: NonholonomicSystem, budget: float = 15.0) -> "InvariantMeasureSummary":
+    def of(cls, nh: NonholonomicSystem, budget: float = 4.0) -> "InvariantMeasureSummary":
+        """The block; the search gets ``budget`` seconds of CPU time (no further ansatz is started after it;
+        the catalogue's searches take under 1 s, the n-trailer's from n = 3 on longer)."""
         return cls(search_invariant_density(nh.field(), budget=budget), tuple(nh.free_velocities))
 
     def payload(self, p: Presenter) -> dict:
@@ -128,8 +134,7 @@ class InvariantMeasureSummary(ReportBlock):
         if r.divergence_free:
             return "Gamma_nh is divergence free: the measure dq dv is invariant (constant density)"
         if r.density is None:
-            return "no invariant density N(q) found in the searched ansatz" + ("" if r.complete else
-                                                                            " (search stopped at its time budget)")
+            return "no invariant density N(q) found in the searched ansatz" + ("" if r.complete else _STOPPED)
         return "invariant density found"
 
     def _constant(self):

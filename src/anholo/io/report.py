@@ -35,7 +35,8 @@ from ..algebra.printing import tex_text
 from ..analysis.consistency import consistency_report
 from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
 from ..analysis.sections import Section
-from ..analysis.summaries import CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary, ChetaevSummary
+from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, REPORT_SEARCH_BUDGET, ChaplyginSummary,
+                                  ChetaevSummary)
 from ..dynamics.maggi import MaggiSystem
 from ..dynamics.maggi_summary import LargeEulerLagrangeSummary, MaggiSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
@@ -386,8 +387,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             raise _NotApplicable("the Chaplygin reduction is implemented for time-independent systems without "
                                  "non-potential forces")
         if "chaplygin" not in cache:
+            t0 = time.process_time()
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, exact_nh(), system)
+            cache["chaplygin_cpu"] = time.process_time() - t0
         return cache["chaplygin"]
 
     def affine() -> bool:
@@ -403,8 +406,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 extra = ()
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
+        # the report's searches share REPORT_SEARCH_BUDGET: what the Chaplygin block used is not given again
+        left = REPORT_SEARCH_BUDGET - cache.get("chaplygin_cpu", 0.0)
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra],
-                                  search_budget=CONSISTENCY_SEARCH_BUDGET)
+                                  search_budget=round(max(0.0, min(CONSISTENCY_SEARCH_BUDGET, left)), 1))
 
     def vakonomic():
         return VakonomicSummary.of(exact_nh())
