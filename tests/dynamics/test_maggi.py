@@ -166,3 +166,11 @@ def test_user_errors():
         MaggiSystem(chart, L, [zd - y * xd], dependent=["y"])
     with pytest.raises(DimensionError):
         MaggiSystem(chart, L, [zd - y * xd], dependent=["w"])
+
+
+def test_simulating_maggis_route_with_inputs_is_a_clear_error():
+    from anholo.errors import SimulationError
+    from anholo.numerics import compile_system
+
+    with pytest.raises(SimulationError, match="control inputs"):
+        compile_system(System.load("sleigh_with_motor").nonholonomic(route="maggi"))

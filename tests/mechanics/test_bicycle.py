@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 import sympy as sp
 from scipy.integrate import solve_ivp
-from scipy.optimize import brentq
 
 from anholo import from_mechanics
 
 from mechanics_models import whipple_bicycle
 from mechanics.kane_oracle import compare
+from mechanics.states import upright_state
 
 
 @pytest.fixture(scope="module")
@@ -66,28 +66,10 @@ def test_bicycle_multiplier_form_equals_kanes(bicycle):
 
 def _upright(model, v, lean):
     """A state on C: rolling straight at speed v with a small lean (pitch from the holonomic constraint)."""
-    q, u = model.chart.coordinates, model.chart.velocities
-    names = [s.name for s in q]
-    pv = model._values(None)
-    fh = sp.lambdify(q, model.holonomic[0].xreplace(pv))
-    A = sp.lambdify(q, sp.Matrix([[c.diff(w) for w in u] for c in model.constraints]).xreplace(pv))
-    qv = np.zeros(len(q))
-    qv[names.index("q2")] = lean
-    i4 = names.index("q4")
-
-    def pitch(x):
-        y = qv.copy()
-        y[i4] = x
-        return fh(*y)
-
-    qv[i4] = brentq(pitch, -0.5, 0.5)
-    ud = np.zeros(len(q))
-    ud[names.index("q3")] = v / 0.3  # the rear wheel rolls at v (radius 0.3 m)
-    free = [names.index(n) for n in ("q2", "q3", "q5")]
-    dep = [i for i in range(len(q)) if i not in free]
-    Av = np.array(A(*qv), float)
-    ud[dep] = np.linalg.solve(Av[:, dep], -Av[:, free] @ ud[free])
-    return np.concatenate([qv, ud]), names, A, fh
+    q0, qd0, names, A, fh = upright_state(model.chart.coordinates, model.chart.velocities, model.holonomic[0],
+                                          model.constraints, model._values(None), lean="q2", pitch="q4",
+                                          rear_wheel="q3", free=("q2", "q3", "q5"), speed=v, lean_angle=lean)
+    return np.concatenate([q0, qd0]), names, A, fh
 
 
 @pytest.mark.slow

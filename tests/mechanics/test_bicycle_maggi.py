@@ -28,6 +28,7 @@ from anholo.system import System
 
 from mechanics_models import whipple_bicycle
 from mechanics.kane_oracle import compare
+from mechanics.states import upright_state
 
 pytestmark = pytest.mark.slow
 
@@ -174,29 +175,12 @@ def test_text_report_finishes_and_stays_small():
 
 
 def _upright_state(s, speed, lean):
-    """A state on C of the bicycle file: rolling straight at ``speed`` with a small lean, the pitch solved from
-    the holonomic constraint and the dependent velocities from the constraints (numerically, sympy)."""
-    q, u = s.chart.coordinates, s.chart.velocities
-    names = [x.name for x in q]
-    pv = {p: float(v) for p, v in s.values.items()}
-    fh = sp.lambdify(q, s.holonomic[0].xreplace(pv))
-    A = sp.lambdify(q, sp.Matrix(s.constraints).jacobian(u).xreplace(pv))
-    q0 = np.zeros(len(q))
-    q0[names.index("lean")] = lean
-    i = names.index("pitch")
-
-    def pitch(x):
-        y = q0.copy()
-        y[i] = x
-        return fh(*y)
-
-    q0[i] = brentq(pitch, -0.5, 0.5)
-    qd0 = np.zeros(len(q))
-    qd0[names.index("rear_wheel")] = speed / WRrad
-    free = [names.index(n) for n in ("lean", "steer", "rear_wheel")]
-    dep = [k for k in range(len(q)) if k not in free]
-    Av = np.array(A(*q0), float)
-    qd0[dep] = np.linalg.solve(Av[:, dep], -Av[:, free] @ qd0[free])
+    """A state on C of the bicycle file: rolling straight at ``speed`` with a small lean (tests/mechanics/states.py)."""
+    values = {p: float(v) for p, v in s.values.items()}
+    q0, qd0, names, _, _ = upright_state(s.chart.coordinates, s.chart.velocities, s.holonomic[0], s.constraints, values,
+                                         lean="lean", pitch="pitch", rear_wheel="rear_wheel",
+                                         free=("lean", "steer", "rear_wheel"), speed=speed, lean_angle=lean,
+                                         radius=WRrad)
     return q0, qd0, names
 
 

@@ -129,8 +129,7 @@ def shared_to_sympy(pairs: Sequence, reduced: Sequence, symbols: Iterable = ()) 
 
     The result's trees may be large, but each distinct subexpression exists once in memory
     (the definitions are the shared nodes)."""
-    conv = _Converter(symbols)
+    conv = _Converter(symbols)  # one memo: a definition is converted before any use of its name
     for name, value in pairs:
-        conv.env[str(name)] = _Converter(symbols, conv.env)(value)
-    final = _Converter(symbols, conv.env)
-    return [final(e) for e in reduced]
+        conv.env[str(name)] = conv(value)
+    return [conv(e) for e in reduced]

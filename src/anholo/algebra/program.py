@@ -121,19 +121,13 @@ class Program:
     def evaluate(self, values) -> list:
         """The outputs at one point (``values``: argument name → number), without compiling: each needed
         definition is evaluated once, in order (cheaper than :meth:`compile` for a single point)."""
-        needed = {s for o in self.outputs for s in o.free_symbols}
-        defs = []
-        for name, value in reversed(self.pairs):
-            if name in needed:
-                defs.append((name, value))
-                needed |= value.free_symbols
         env = {se.Symbol(str(k)): se.RealDouble(float(v)) for k, v in values.items()}
 
         def num(e):
             hit = {s: env[s] for s in e.free_symbols if s in env}
             return e.xreplace(hit) if hit else e
 
-        for name, value in reversed(defs):
+        for name, value in self.pruned().pairs:
             env[name] = num(value)
         out = []
         for o in self.outputs:

@@ -202,10 +202,9 @@ class LinearizationProblem:
         prog = source.program(multipliers=False)
         n, k = len(self._coords), source.m
         hol_e = [to_engine(f) for f in hol]
-        base = Program(prog.args, prog.pairs, prog.outputs + tuple(hol_e))
-        names = {str(a): a for a in prog.args}
+        names = {str(a) for a in prog.args}
         extra = sorted({s for f in hol_e for s in f.free_symbols if str(s) not in names}, key=str)
-        base = Program(prog.args + tuple(extra), base.pairs, base.outputs)
+        base = Program(prog.args + tuple(extra), prog.pairs, prog.outputs + tuple(hol_e))
         full, (rows, nv) = base.derivatives([se.Symbol(z.name) for z in variables])
         f = full.compile()
         arg_names = [str(a) for a in full.args]

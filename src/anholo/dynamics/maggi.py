@@ -36,7 +36,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 import sympy as sp
@@ -587,7 +587,7 @@ class MaggiSystem:
         P, n, m = self._parts, self.n, self.m
         q, dep, free = self._cache["q"], self._cache["dep"], self._cache["free"]
         k = len(dep)
-        KP, Cm = P["KP"], P["C"]
+        Cm = P["C"]
         kappa = self._cache["kappa"]
         dC = []  # ∂C/∂q^B = κ_P^{-1}(−∂κ_f/∂q^B − ∂κ_P/∂q^B C)
         for B in range(n if k else 0):
@@ -625,9 +625,9 @@ class MaggiSystem:
 
     @cached_property
     def _checks(self):
-        """A compiled program of ``g_αβ`` and the curvature ``R^a_αβ`` (for the checks below)."""
+        """The program of ``g_αβ`` and the curvature ``R^a_αβ``, evaluated at points by the checks below."""
         pairs, red = self._base
-        m, n, k = self.m, self.n, self.n - self.m
+        m, n = self.m, self.n
         g = [red["M"][i * n + j] for i in range(m) for j in range(m)]
         R = [red["R"][(a * n + al) * n + be] for a in range(m, n) for al in range(m) for be in range(al + 1, m)]
         prog = Program(self.program_args(), tuple(pairs), tuple(g + R))

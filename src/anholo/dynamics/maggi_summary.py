@@ -21,6 +21,15 @@ __all__ = ["MaggiSummary", "LargeEulerLagrangeSummary"]
 _HINT = "complete in the JSON report (--json), or from Python: System.load(FILE).nonholonomic().implicit_form()"
 
 
+def _cse_prefix(nh: MaggiSystem) -> str:
+    """``cse`` (or ``_cse``, …): a prefix of the shared names that no name of the system starts with."""
+    reserved = {s.name for s in nh._symbols()}
+    prefix = "cse"
+    while any(r.startswith(prefix) for r in reserved):
+        prefix = "_" + prefix
+    return prefix
+
+
 @dataclass(frozen=True, eq=False)
 class MaggiSummary(ReportBlock):
     """Γ_nh of a large system: the implicit form, the explicit accelerations and multipliers written with
@@ -46,12 +55,8 @@ class MaggiSummary(ReportBlock):
 
     def payload(self, p: Presenter) -> dict:
         nh = self.system
-        reserved = {s.name for s in nh._symbols()}
-        prefix = "cse"
-        while any(r.startswith(prefix) for r in reserved):
-            prefix = "_" + prefix
-        cse, out = self._printed(prefix)
-        m, k = nh.m, nh.n - nh.m
+        cse, out = self._printed(_cse_prefix(nh))
+        m = nh.m
         return {"nonholonomic": {
             "constraints": [str(to_engine(c)) for c in self.written],
             "rank_D": m,
@@ -90,7 +95,7 @@ class MaggiSummary(ReportBlock):
                  f"Implicit form M x = F in x = ({', '.join(map(str, nh.quasi_velocity_rates[:nh.m] + nh.multiplier_symbols))})"
                  f": {len(pairs)} shared subexpressions in all; {_HINT}"]
         if p.full:  # everything, written with the shared subexpressions
-            cse, out = self._printed("cse")
+            cse, out = self._printed(_cse_prefix(nh))
             rates = nh.quasi_velocity_rates
             lines.append("Shared subexpressions:")
             lines += [f"  {name} = {expr}" for name, expr in cse]
@@ -133,12 +138,8 @@ class LargeEulerLagrangeSummary(ReportBlock):
 
     def payload(self, p: Presenter) -> dict:
         nh = self.system
-        reserved = {s.name for s in nh._symbols()}
-        prefix = "cse"
-        while any(r.startswith(prefix) for r in reserved):
-            prefix = "_" + prefix
         pairs, res = nh.shared()
-        cse, out = printed(pairs, [res["M"], res["F"], res["v_dot"], res["q_ddot"]], prefix)
+        cse, out = printed(pairs, [res["M"], res["F"], res["v_dot"], res["q_ddot"]], _cse_prefix(nh))
         M, F, vdot, qdd = out
         rates = nh.quasi_velocity_rates
         n = nh.n

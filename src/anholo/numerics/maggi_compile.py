@@ -41,10 +41,10 @@ def _function(fname: str, program: Program, groups, *, vector: bool) -> list:
 def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     """The generated source and the metadata of the compiled nonholonomic field of a large system
     (keyword arguments of :class:`~anholo.numerics.compile.CompiledSystem`; module docstring)."""
-    if nh.forces is not None and any(s.name not in {p.name for p in nh.chart.parameters}
-                                     for s in _input_symbols(nh)):
-        raise SimulationError("the simulation of a large system with control inputs is not implemented; give the "
-                              "inputs values with --set, or use the exact route in Python.")
+    if nh.inputs:
+        raise SimulationError(
+            f"simulating Maggi's route with control inputs ({', '.join(w.name for w in nh.inputs)}) is not "
+            "implemented; simulate the exact route: System.load(FILE).nonholonomic(route='exact').")
     chart, m, n = nh.chart, nh.m, nh.n
     q = [s.name for s in chart.coordinates]
     u = [s.name for s in chart.velocities]
@@ -110,13 +110,3 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     return {"kind": "nonholonomic", "source": "\n".join(src) + "\n", "parameters": tuple(params), "values": vals,
             "state_names": tuple(state), "coordinate_names": tuple(q),
             "multiplier_names": tuple(f"lambda{a + 1}" for a in range(n - m)), "n_inputs": 0}
-
-
-def _input_symbols(nh) -> set:
-    out = set()
-    for f in nh.forces or ():
-        out |= {s for s in f.free_symbols}
-    known = set(nh.chart.coordinates) | set(nh.chart.velocities) | set(nh.chart.parameters)
-    if nh.time is not None:
-        known.add(nh.time)
-    return out - known
