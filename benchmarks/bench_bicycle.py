@@ -68,11 +68,20 @@ def published(v):
          -3.08486552743311 * v]])
 
 
+def child_env() -> dict:
+    """The children's environment: anholo from src/, and Python's bytecode cache allowed (as on a user's
+    machine: without it every process would recompile anholo's modules, about 0.3 s, while sympy's
+    installed modules come compiled)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def run(cmd: list) -> tuple:
     """(cpu seconds, wall seconds, stdout) of a child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    out = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
@@ -105,6 +114,8 @@ def main() -> None:
     worst = max(np.abs(np.array(r["A"]) - published(v3 * 0.3)).max() for v3, r in zip(data["values"], data["results"]))
     if worst > 1e-8:
         raise SystemExit(f"the linearised matrix deviates from the published one by {worst:.3g}")
+    for cmd in cmds.values():  # warm-up: bytecode caches written, files in the page cache
+        run(cmd)
     samples = {k: [] for k in cmds}
     for _ in range(args.repeats):  # interleaved: the load of the machine affects every row alike
         for k, cmd in cmds.items():

@@ -59,7 +59,7 @@ def test_integrable_distribution():
     assert flag.growth_vector == (2,) and flag.integrable and not flag.bracket_generating
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, pytest.param(3, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, pytest.param(4, marks=pytest.mark.slow)])
 def test_n_trailer_is_goursat(n):
     s = System.load(f"n_trailer_{n}")
     nh = s.nonholonomic()
@@ -67,6 +67,26 @@ def test_n_trailer_is_goursat(n):
     assert flag.growth_vector == tuple(range(2, n + 4))
     X = [list(nh.frame.vectors.row(a)) for a in range(2)]
     assert _hand_growth(list(s.chart.coordinates), X) == flag.growth_vector
+
+
+@pytest.mark.parametrize("case", ["n_trailer_1", "ball"])
+def test_frame_route_gives_the_same_flag(monkeypatch, case):
+    """The route in the frame (taken when the exact coordinate route is out of reach) against the
+    hand-computed brackets."""
+    from anholo.algebra import kernel
+    from anholo.geometry import distribution
+
+    def unsupported(*args, **kwargs):
+        raise kernel.Unsupported("forced for the test")
+
+    monkeypatch.setattr(distribution, "_grow_in_kernel", unsupported)
+    if case == "ball":
+        nh, q, fields = _rolling_ball(True)
+    else:
+        s = System.load(case)
+        nh, q = s.nonholonomic(), list(s.chart.coordinates)
+        fields = [list(nh.frame.vectors.row(a)) for a in range(2)]
+    assert flag_of(nh.frame).growth_vector == _hand_growth(q, fields)
 
 
 def _rolling_ball(no_twist: bool):

@@ -92,3 +92,27 @@ def test_cpu_budget_interrupts_and_restores():
     with cpu_budget(5.0):
         x = sum(range(1000))
     assert x == 499500
+
+
+def test_flow_block_over_its_budget_says_how_to_compute_it(monkeypatch):
+    """An analysis of the flow that needs more than its CPU budget is reported as not computed, with the
+    Python call that computes it; the other blocks are unaffected and the report counts as complete."""
+    from anholo.analysis import flow_summaries
+    from anholo.io import report as report_module
+
+    def spin(nh, *args, **kwargs):
+        while True:
+            pass
+
+    monkeypatch.setattr(report_module, "FLOW_BUDGET", 0.05)
+    monkeypatch.setattr(flow_summaries.ControllabilitySummary, "of", classmethod(lambda cls, nh: spin(nh)))
+    report = analyze(System.load("nonholonomic_particle"),
+                     sections=["nonholonomic", "controllability", "invariant_measure"])
+    assert report.complete and report.block("nonholonomic") is not None
+    assert report.block("invariant_measure") is not None
+    data = json.loads(report.to_json())
+    stopped = data["controllability"]["not_computed"]
+    assert "CPU-time budget of 0.05 s" in stopped and "flag_of(nh.frame, nh.m)" in stopped
+    text = report.to_text()
+    assert "controllability: not computed" in text and "Not computed:" in text
+    assert "Not computed:" in report.to_latex()

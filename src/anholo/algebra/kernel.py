@@ -218,12 +218,17 @@ class DiffField:
     canonical_only : bool
         Raise :class:`Unsupported` unless the normal form is canonical (the default: every
         computation of anholo then either is exact or takes the expression route).
+    term_limit : int
+        Terms (numerator + denominator) past which :meth:`reduce` gives up; :data:`TERM_LIMIT` by
+        default.  A computation whose only alternative is much slower (the flag of a distribution)
+        may allow more.
     """
 
     def __init__(self, exprs: Iterable, variables: Sequence = (), extra_symbols: Sequence = (),
-                 canonical_only: bool = True):
+                 canonical_only: bool = True, term_limit: int | None = None):
         if not _ENABLED:
             raise Unsupported("the kernel is switched off (expression_route)")
+        self.term_limit = TERM_LIMIT if term_limit is None else int(term_limit)
         self.variables = tuple(variables)
         self._varset = set(self.variables)
         self._symbols: dict = {}  # Symbol -> generator symbol (itself)
@@ -461,11 +466,11 @@ class DiffField:
     def reduce(self, f):
         """Normal form: numerator and denominator reduced modulo ``sin² + cos² − 1``, cancelled.
 
-        Raises :class:`Unsupported` when the element has grown past :data:`TERM_LIMIT`
-        terms: beyond that, SymPy's multivariate gcd (run by every field operation)
-        costs more than the expression route it replaces.
+        Raises :class:`Unsupported` when the element has grown past ``term_limit``
+        (:data:`TERM_LIMIT` by default) terms: beyond that, SymPy's multivariate gcd (run by
+        every field operation) costs more than the expression route it replaces.
         """
-        if len(f.numer) + len(f.denom) > TERM_LIMIT:
+        if len(f.numer) + len(f.denom) > self.term_limit:
             raise Unsupported(f"an intermediate result has {len(f.numer) + len(f.denom)} terms")
         num, den = f.numer, f.denom
         if self._pairs:

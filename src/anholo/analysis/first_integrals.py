@@ -202,9 +202,9 @@ def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int
     """The energy, the momentum equations of ``generators`` and the integrals linear (and, with
     ``quadratic``, quadratic) in the velocities with coefficients in the default ansatz of degree
     0..``max_degree`` (:func:`~anholo.analysis.invariant_measure.default_function_ansatz`).
-    Every integral returned satisfies ``Γ_nh(F) = 0`` (zero test).  ``budget``: seconds after
-    which no further ansatz is started."""
-    start = time.monotonic()
+    Every integral returned satisfies ``Γ_nh(F) = 0`` (zero test).  ``budget``: seconds of CPU time
+    after which no further ansatz is started (CPU time: the result does not depend on the machine's load)."""
+    start = time.process_time()
     nh = field_.system
     q, v = nh.frame.chart.coordinates, nh.free_velocities
     E = energy_on_C(field_)
@@ -229,7 +229,7 @@ def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int
     for d in range(max_degree + 1):
         A = default_function_ansatz(used, angles, d)
         for deg in degrees:
-            if budget is not None and time.monotonic() - start > budget:
+            if budget is not None and time.process_time() - start > budget:
                 complete = False
                 break
             kind = "linear" if deg == 1 else "quadratic"

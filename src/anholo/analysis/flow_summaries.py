@@ -110,7 +110,7 @@ class InvariantMeasureSummary(ReportBlock):
     title = "Invariant measure of the nonholonomic field"
 
     @classmethod
-    def of(cls, nh: NonholonomicSystem, budget: float = 4.0) -> "InvariantMeasureSummary":
+    def of(cls, nh: NonholonomicSystem, budget: float = 2.0) -> "InvariantMeasureSummary":
         """The block; the search gets ``budget`` seconds of CPU time (no further ansatz is started after it;
         the catalogue's searches take under 1 s, the n-trailer's from n = 3 on longer)."""
         return cls(search_invariant_density(nh.field(), budget=budget), tuple(nh.free_velocities))
@@ -199,7 +199,8 @@ class FirstIntegralsSummary(ReportBlock):
     title = "First integrals of the nonholonomic field"
 
     @classmethod
-    def of(cls, nh: NonholonomicSystem, generators=(), budget: float = 10.0) -> "FirstIntegralsSummary":
+    def of(cls, nh: NonholonomicSystem, generators=(), budget: float = 2.0) -> "FirstIntegralsSummary":
+        """The block; the ansatz search starts no further ansatz after ``budget`` seconds of CPU time."""
         return cls(first_integrals(nh.field(), generators=generators, budget=budget))
 
     def payload(self, p: Presenter) -> dict:

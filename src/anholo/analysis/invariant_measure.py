@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from ..algebra import size_exceeds, tidy, vanishes
+from ..algebra import determinant, size_exceeds, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in, vanishing_conditions
+from ..algebra.differentiation import diff_dag
 from ..algebra.elimination import Elimination, eliminate, linear_system
 from ..algebra.numeric import numerical_relations
 from ..algebra.printing import latex
@@ -56,8 +57,8 @@ def divergence(field_: NonholonomicField) -> sp.Expr:
     s = field_.system
     q, v = s.frame.chart.coordinates, s.free_velocities
     qdot = field_.velocity_field()
-    out = sp.Add(*[e.diff(x) for e, x in zip(qdot, q) if e != 0])
-    out += sp.Add(*[g.diff(va) for g, va in zip(field_.accelerations, v) if g != 0])
+    out = sp.Add(*[diff_dag(e, x) for e, x in zip(qdot, q) if e != 0])
+    out += sp.Add(*[diff_dag(g, va) for g, va in zip(field_.accelerations, v) if g != 0])
     return out
 
 
@@ -207,11 +208,17 @@ def constant_density_conditions(div, coordinates, velocities) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
+#: Tree nodes above which det g_αβ is not tried as the factor B of a density.
+_DET_SIZE = 400
+
+
 def _bases(nh: NonholonomicSystem) -> list:
     """``(B, k, label)`` for the densities ``B^k F``: 1, then powers of det g_αβ (if it depends on q only)."""
     out = [(sp.S.One, sp.S.Zero, "F")]
     g = nh.hessian_D
-    det = tidy(g.det(method="berkowitz")) if g.shape[0] <= 4 else None
+    det = determinant(g) if g.shape[0] <= 4 else None
+    # a large determinant is not worth its normal form (minutes of cancel for the n-trailer): no B = det g
+    det = None if det is None or size_exceeds(det, _DET_SIZE) else tidy(det)
     if det is not None and not (det.free_symbols & set(nh.free_velocities)) and (det.free_symbols & set(nh.frame.chart.coordinates)):
         for k in (sp.Rational(1, 2), sp.Rational(-1, 2), sp.S.One, sp.S.NegativeOne):
             out.append((det, k, f"det(g)^({k}) * F, g = the Hessian of L_c in v^alpha"))

@@ -90,10 +90,13 @@ class Lagrangian:
                     return
                 except _kernel.Unsupported:
                     pass
+            natural = expr
             expr = self.bundle.to_quasi(expr)
             if (not coordinate or _worth_reducing(expr, self.bundle.chart.coordinates)) and not size_exceeds(
                     expr, 2 * _INPUT_TIDY_LIMIT):
                 expr = tidy(expr)
+            elif coordinate:  # kept as written: the natural form is the input (no renaming back)
+                self.__dict__["_natural"] = natural
         object.__setattr__(self, "expr", expr)
 
     @classmethod

@@ -36,6 +36,7 @@ import sympy as sp
 from ..algebra.presentation import problem_latex
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
+from ..algebra.differentiation import diff_dag
 from ..algebra.implicit import ImplicitForm
 from ..algebra import (
     size_exceeds,
@@ -241,8 +242,8 @@ class NonholonomicSystem:
         """``p_i|_C``: ``∂L_c/∂v^α`` for α < m, ``(∂L/∂v^a)|_C`` for a ≥ m."""
         v = self.bundle.quasi_velocities
         Lc = self.constrained_lagrangian
-        free = tuple(reduce_if_cheap(Lc.diff(v[al]), 400) for al in range(self.m))
-        rest = tuple(reduce_if_cheap(self.restrict(self.lagrangian.expr.diff(v[a])), 400)
+        free = tuple(reduce_if_cheap(diff_dag(Lc, v[al]), 400) for al in range(self.m))
+        rest = tuple(reduce_if_cheap(self.restrict(diff_dag(self.lagrangian.expr, v[a])), 400)
                      for a in range(self.m, self.n))
         return free + rest
 
@@ -250,7 +251,7 @@ class NonholonomicSystem:
     def hessian_D(self) -> sp.ImmutableMatrix:
         """``g_αβ|_C = ∂²L_c/∂v^α∂v^β``; L is regular w.r.t. D iff it is nonsingular."""
         v, p = self.free_velocities, self._momenta_on_C
-        return sp.ImmutableMatrix(self.m, self.m, lambda al, be: reduce_if_cheap(p[al].diff(v[be]), 400))
+        return sp.ImmutableMatrix(self.m, self.m, lambda al, be: reduce_if_cheap(diff_dag(p[al], v[be]), 400))
 
     def is_regular(self) -> bool:
         """True if L is regular with respect to D (``g_αβ|_C`` generically nonsingular)."""
@@ -482,7 +483,7 @@ class NonholonomicSystem:
         v = self.free_velocities
         mu = []
         for a in range(m, self.n):
-            dp = self._along(p[a]) + sp.Add(*[G * p[a].diff(va) for G, va in zip(gamma, v) if G != 0])
+            dp = self._along(p[a]) + sp.Add(*[G * diff_dag(p[a], va) for G, va in zip(gamma, v) if G != 0])
             mu.append(reduce_if_cheap(dp - self._force_terms(a), 200))
         return NonholonomicField(self, gamma, constrained_rates, tuple(mu))
 
@@ -544,9 +545,10 @@ class NonholonomicField:
         s = self.system
         f = sp.sympify(f)
         v = self.bundle.quasi_velocities
-        out = sp.Add(*[qd * f.diff(q) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates) if qd != 0])
+        out = sp.Add(*[qd * diff_dag(f, q) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates)
+                       if qd != 0])
         rates = self.accelerations + self.constrained_rates
-        out += sp.Add(*[r * f.diff(vi) for r, vi in zip(rates, v) if r != 0])
+        out += sp.Add(*[r * diff_dag(f, vi) for r, vi in zip(rates, v) if r != 0])
         return s.restrict(out)
 
     def as_second_order_field(self) -> SecondOrderField:
@@ -576,9 +578,13 @@ class NonholonomicField:
         ``λ = μ M^{-1}`` with ``M^a_b = ω^a(X_b)`` (``ω^a = ∂φ_a/∂u``).  In ``(q, q_dot)``
         with ``natural=True`` (valid on C), else in ``(q, v^α)``.
         """
-        M = self.system.form_matrix
-        mu = sp.Matrix([list(self.multipliers)])
-        lam = mu if M == sp.eye(M.rows) else mu * invert(M)
+        M, mu = self.system.form_matrix, self.multipliers
+        if M == sp.eye(M.rows):
+            lam = mu
+        else:  # λ_a = Σ_b μ_b (M^{-1})^b_a, summed by hand (sympy's matrix product distributes numbers over sums)
+            Mi = invert(M)
+            lam = [sp.Add(*[sp.Mul(mu[b], Mi[b, a]) for b in range(M.rows) if Mi[b, a] != 0 and mu[b] != 0])
+                   for a in range(M.cols)]
         out = tuple(reduce_if_cheap(e, 200) for e in lam)
         return tuple(self.system.to_natural(e) for e in out) if natural else out
 

@@ -29,6 +29,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.engine import to_engine
 from ..algebra.presentation import Presenter, serialize
 from ..algebra.printing import tex_text
@@ -51,6 +52,16 @@ SECTIONS = ("frame", "euler_lagrange", "nonholonomic", "controllability", "invar
 _ALIASES = {"hamel_equations": "euler_lagrange", "lagrangian_quasi": "euler_lagrange", "regular": "euler_lagrange"}
 #: Seconds a whole report may take by default (``--budget`` raises it).
 DEFAULT_BUDGET = 120.0
+#: CPU seconds each analysis of the flow (controllability, invariant measure, first integrals) may take
+#: in a report; one that needs more is reported as not computed, with the Python call that computes it.
+#: Their results are optional extras: the report's verdicts must not wait for them.
+FLOW_BUDGET = 3.0
+#: How to compute a flow block without a budget (said when the report stops one).
+_FLOW_CALLS = {
+    "controllability": "anholo.geometry.distribution.flag_of(nh.frame, nh.m)",
+    "invariant_measure": "anholo.analysis.invariant_measure.search_invariant_density(nh.field(), budget=None)",
+    "first_integrals": "anholo.analysis.first_integrals.first_integrals(nh.field(), budget=None)",
+}
 
 
 _LARGE_NOTE = ("not computed for a large system: its nonholonomic field comes from Maggi's equations "
@@ -60,6 +71,11 @@ _LARGE_NOTE = ("not computed for a large system: its nonholonomic field comes fr
 
 class _NotApplicable(Exception):
     """A block that does not apply to this system (a result, not a failure)."""
+
+
+class _Stopped(Exception):
+    """An optional analysis stopped at its own CPU-time budget (not a failure: the report says how to
+    compute it)."""
 
 
 class _OverBudget(BaseException):
@@ -100,10 +116,11 @@ class Outcome:
     error: str | None = None
     seconds: float = 0.0
     note: str | None = None  # why the block does not apply (not a failure)
+    stopped: str | None = None  # an optional analysis stopped at its CPU budget, and how to compute it
 
     @property
     def failed(self) -> bool:
-        return self.block is None and self.note is None
+        return self.block is None and self.note is None and self.stopped is None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -173,6 +190,9 @@ class Report:
         for o in self.outcomes:
             if o.note is not None:
                 continue
+            if o.stopped is not None:
+                out[o.key] = {"not_computed": o.stopped}
+                continue
             if o.failed:
                 out[o.key] = {"error": o.error}
                 continue
@@ -211,6 +231,8 @@ class Report:
                 out.append(f"{o.key}: FAILED - {o.error}")
             elif o.note is not None:
                 out.append(f"{o.key}: does not apply - {o.note}")
+            elif o.stopped is not None:
+                out.append(f"{o.key}: not computed - {o.stopped}")
             else:
                 out += self._render(o, lambda b: b.summary()) or []
         return out
@@ -239,6 +261,8 @@ class Report:
             lines += ["", title, "-" * len(title)]
             if o.note is not None:
                 lines.append(f"Does not apply: {o.note}")
+            elif o.stopped is not None:
+                lines.append(f"Not computed: {o.stopped}")
             elif o.failed:
                 lines.append(f"FAILED: {o.error}")
             else:
@@ -268,6 +292,8 @@ class Report:
             out.append(rf"\subsection{{{esc(self._title(o))}}}")
             if o.note is not None:
                 out.append(rf"Does not apply: {esc(o.note)}")
+            elif o.stopped is not None:
+                out.append(rf"Not computed: {esc(o.stopped)}")
             elif o.failed:
                 out.append(rf"\textbf{{Failed:}} {esc(o.error)}")
             else:
@@ -414,6 +440,19 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
     def vakonomic():
         return VakonomicSummary.of(exact_nh())
 
+    def flow(key, compute):
+        """An analysis of the flow under its CPU budget (:data:`FLOW_BUDGET`)."""
+        def run():
+            nh_ = exact_nh()  # derived outside the budget: the field is the report's, not the analysis's
+            nh_.field()
+            try:
+                with cpu_budget(FLOW_BUDGET):
+                    return compute(nh_)
+            except OverBudget:
+                raise _Stopped(f"not finished within its CPU-time budget of {FLOW_BUDGET:g} s; compute it in "
+                               f"Python with nh = anholo.system.System.load(FILE).nonholonomic(); {_FLOW_CALLS[key]}") from None
+        return run
+
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
         "euler_lagrange": lambda: LargeEulerLagrangeSummary.of(system.free_maggi(), constrained=kind is not None)
@@ -426,10 +465,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         "consistency": consistency,
         "chaplygin": chaplygin,
         "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
-        "controllability": lambda: ControllabilitySummary.of(exact_nh()),
-        "invariant_measure": lambda: InvariantMeasureSummary.of(exact_nh()),
-        "first_integrals": lambda: FirstIntegralsSummary.of(
-            exact_nh(), generators=(system.symmetry or {}).get("generators", ())),
+        "controllability": flow("controllability", ControllabilitySummary.of),
+        "invariant_measure": flow("invariant_measure", InvariantMeasureSummary.of),
+        "first_integrals": flow("first_integrals", lambda nh_: FirstIntegralsSummary.of(
+            nh_, generators=(system.symmetry or {}).get("generators", ()))),
     }
     titles = {"frame": FrameSummary.title, "euler_lagrange": EulerLagrangeSummary.title,
               "nonholonomic": NonholonomicSummary.title, "vakonomic": VakonomicSummary.title,
@@ -454,6 +493,9 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 block = builders[key]()
         except _NotApplicable as exc:
             outcomes.append(Outcome(key, titles[key], note=str(exc)))
+            continue
+        except _Stopped as exc:
+            outcomes.append(Outcome(key, titles[key], seconds=time.monotonic() - t0, stopped=str(exc)))
             continue
         except _OverBudget:
             outcomes.append(Outcome(key, titles[key], seconds=time.monotonic() - t0,
