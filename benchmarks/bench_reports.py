@@ -36,6 +36,7 @@ N_TRAILERS = ["n_trailer_1", "n_trailer_2", "n_trailer_3", "n_trailer_4"]
 def run_once(name: str, mode: list, limit: float) -> dict:
     """One whole process ``anholo analyze NAME [--json]``: CPU and wall seconds, output bytes, exit code."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: anholo's modules compiled once
     src = str(HERE.parent / "src")
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -54,6 +55,7 @@ def run_once(name: str, mode: list, limit: float) -> dict:
             data = json.loads(proc.stdout)
             out["keys"] = sorted(data)
             out["failed_blocks"] = sorted(k for k, v in data.items() if isinstance(v, dict) and "error" in v)
+            out["not_computed"] = sorted(k for k, v in data.items() if isinstance(v, dict) and "not_computed" in v)
         except json.JSONDecodeError:
             out["keys"] = None
     return out

@@ -59,14 +59,15 @@ def test_integrable_distribution():
     assert flag.growth_vector == (2,) and flag.integrable and not flag.bracket_generating
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 3, pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n", [0, 1, 2, pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 def test_n_trailer_is_goursat(n):
     s = System.load(f"n_trailer_{n}")
     nh = s.nonholonomic()
     flag = flag_of(nh.frame)
     assert flag.growth_vector == tuple(range(2, n + 4))
-    X = [list(nh.frame.vectors.row(a)) for a in range(2)]
-    assert _hand_growth(list(s.chart.coordinates), X) == flag.growth_vector
+    if n <= 3:  # the hand oracle takes every iterated bracket: beyond three trailers, minutes
+        X = [list(nh.frame.vectors.row(a)) for a in range(2)]
+        assert _hand_growth(list(s.chart.coordinates), X) == flag.growth_vector
 
 
 @pytest.mark.parametrize("case", ["n_trailer_1", "ball"])
