@@ -477,7 +477,7 @@ def hamel_implicit_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()) -> tuple:
 
 def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
     """The (constrained) Hamel equations solved over the differential field K of :mod:`anholo.algebra.kernel`:
-    :func:`hamel_implicit_in_kernel`, then ``Γ = g⁻¹ F`` (Gauss–Jordan over K) and ``μ_a = Q_a + P_aα Γ^α``.
+    :func:`hamel_implicit_in_kernel`, then ``g Γ = F`` solved (Gauss–Jordan over K) and ``μ_a = Q_a + P_aα Γ^α``.
 
     For m = n (no constraints) Γ is the Euler–Lagrange field.  Returns ``(Γ^α, Γ^a, μ_a)``
     (elements of K, reduced), or None if g is singular.
@@ -485,11 +485,11 @@ def hamel_in_kernel(K, q, v, X, th, L_parts, m: int, beta=()):
     zero = K.field.zero
     g, F, P, Q, rates = hamel_implicit_in_kernel(K, q, v, X, th, L_parts, m, beta)
     gamma = []
-    if m:
-        ginv = _kernel.inverse(K, g)
-        if ginv is None:
+    if m:  # Gauss–Jordan on [g | F]: Γ itself, not g⁻¹ (whose entries have different denominators) times F
+        rows = [list(g[al]) + [F[al]] for al in range(m)]
+        if len(_kernel.gauss_jordan(K, rows, m)) < m:
             return None
-        gamma = [K.reduce(sum((ginv[al][be] * F[be] for be in range(m) if ginv[al][be]), zero)) for al in range(m)]
+        gamma = [K.reduce(row[m]) for row in rows]
     mu = [K.reduce(Qa + sum((G * Pa[al] for al, G in enumerate(gamma) if G and Pa[al]), zero))
           for Pa, Qa in zip(P, Q)]
     return gamma, rates, mu
