@@ -13,14 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import random
+
 import sympy as sp
 
 from .coefficients import NotPolynomial, to_field
 from .expressions import free_symbols, xreplace_dag
 from .linear import LinearSolution, generic_rank, solve_generic
+from .numeric import random_point
 from .simplify import vanishes
 
-__all__ = ["linear_system", "Elimination", "eliminate", "solve_linear", "BlockSolution", "solve_in_blocks"]
+__all__ = ["linear_system", "Elimination", "eliminate", "solve_linear", "BlockSolution", "solve_in_blocks",
+           "NumericSystem"]
 
 
 def linear_system(exprs, unknowns):
@@ -168,16 +172,22 @@ class BlockSolution:
         return tuple(particular), tuple(free)
 
     def at(self, A: sp.Matrix, b: Sequence, sub: dict) -> "BlockSolution":
-        """The solution at special parameter values ``sub``.  A block is solved again if it has
-        solvability conditions, if its rank drops there (checked numerically) or if a
-        denominator of its generic solution vanishes there; otherwise the generic solution
-        is specialised."""
+        """The solution at special parameter values ``sub``.  With rational values every block that
+        depends on them is solved again exactly (:func:`eliminate`).  With algebraic values (square
+        roots) a block is solved again if it has solvability conditions, if its rank drops there
+        (checked numerically) or if a denominator of its generic solution vanishes there; otherwise
+        the generic solution is specialised."""
         sols = []
         params = set(sub)
+        algebraic = any(p.exp.is_Rational and not p.exp.is_Integer
+                        for v in sub.values() for p in sp.sympify(v).atoms(sp.Pow))
         for cols, rows, sol in zip(self.columns, self.rows, self.solutions):
             block = A.extract(list(rows), list(cols))
             if not free_symbols(list(block) + [b[r] for r in rows]) & params:
                 sols.append(sol)
+                continue
+            if not algebraic:  # rational values: exact elimination over QQ(parameters) again, cheaper than any test
+                sols.append(_solve_block(block.xreplace(sub), [b[r].xreplace(sub) for r in rows]))
                 continue
             dens = [sp.fraction(sp.cancel(e))[1] for e in sol.particular if e != 0]
             dens += [sp.fraction(sp.cancel(e))[1] for d in sol.free_directions for e in d if e != 0]
@@ -193,6 +203,61 @@ class BlockSolution:
                               tuple(e.xreplace(sub) for e in self.inconsistent if e.xreplace(sub) != 0))
 
 
+class NumericSystem:
+    """``A z = b`` compiled once for numerical solvability tests at parameter values (a filter before
+    exact eliminations that cannot succeed, e.g. at the special parameter values of a search)."""
+
+    def __init__(self, A: sp.Matrix, b: Sequence):
+        from .engine import se, to_engine_dag
+
+        self.shape = A.shape
+        self.cells = [(r, c) for r in range(A.rows) for c in range(A.cols) if A[r, c] != 0]
+        self.exprs = [A[r, c] for r, c in self.cells] + [sp.sympify(x) for x in b]
+        self.symbols = sorted(free_symbols(self.exprs), key=sp.default_sort_key)
+        try:
+            self._f = se.Lambdify([se.Symbol(s.name) for s in self.symbols] or [se.Symbol("_unused")],
+                                  to_engine_dag(self.exprs), real=False, cse=True)
+        except (TypeError, RuntimeError, NotImplementedError):
+            self._f = None
+
+    def solvable(self, sub: dict, seeds=(3, 4), tol: float = 1e-6) -> bool:
+        """False only if ``A z = b`` with the values ``sub`` is clearly inconsistent at two random points
+        of the other symbols (least-squares residual above ``tol`` relative to ``b``); True otherwise
+        (also when the values cannot be evaluated)."""
+        import numpy as np
+
+        from .numeric import numeric_value
+
+        if self._f is None:
+            return True
+        others = (set(self.symbols) | free_symbols(list(sub.values()))) - set(sub)
+        for seed in seeds:
+            point = random_point(others, random.Random(seed))
+            vals = {s: complex(float(v)) for s, v in point.items()}
+            for p, v in sub.items():
+                vals[p] = numeric_value(sp.sympify(v), point)
+            args = [vals.get(s, 0.3) for s in self.symbols] or [0.0]
+            if any(x != x for x in args):
+                return True
+            with np.errstate(all="ignore"):
+                out = np.ravel(np.asarray(self._f(args), dtype=complex))
+            if not np.all(np.isfinite(out)):
+                return True
+            A = np.zeros(self.shape, dtype=complex)
+            for (r, c), x in zip(self.cells, out):
+                A[r, c] = x
+            rhs = out[len(self.cells):]
+            norm = np.linalg.norm(rhs)
+            if norm == 0:
+                return True
+            scale = np.linalg.norm(A, axis=0)
+            scale[scale == 0] = 1.0
+            z = np.linalg.lstsq(A / scale, rhs, rcond=1e-10)[0]
+            if np.linalg.norm((A / scale) @ z - rhs) <= tol * norm:
+                return True
+        return False
+
+
 def solve_in_blocks(A: sp.Matrix, b: Sequence) -> BlockSolution:
     """``solve_generic`` on the independent blocks of ``A z = b`` (unknowns linked by shared
     equations); Gauss–Jordan elimination is cubic, so small blocks are much cheaper."""
@@ -205,7 +270,10 @@ def solve_in_blocks(A: sp.Matrix, b: Sequence) -> BlockSolution:
             i = parent[i]
         return i
 
-    rows_cols = [[c for c in range(ncols) if A[r, c] != 0] for r in range(nrows)]
+    rows_cols = [[] for _ in range(nrows)]
+    for (r, c), e in sorted(A.todok().items()):  # the nonzero entries only (A is large and sparse)
+        if e != 0:
+            rows_cols[r].append(c)
     for cols in rows_cols:
         for c in cols[1:]:
             parent[find(c)] = find(cols[0])

@@ -30,7 +30,7 @@ from typing import Iterable, Mapping, Sequence
 import symengine as se
 import sympy as sp
 
-__all__ = ["se", "to_engine", "to_sympy", "shared_to_sympy", "engine_cse", "printed", "engine_matrix", "zero"]
+__all__ = ["se", "to_engine", "to_engine_dag", "to_sympy", "shared_to_sympy", "engine_cse", "printed", "engine_matrix", "zero"]
 
 zero = se.Integer(0)
 
@@ -38,6 +38,37 @@ zero = se.Integer(0)
 def to_engine(expr):
     """``expr`` (sympy expression, number or string) as a symengine expression."""
     return se.sympify(expr)
+
+
+def to_engine_dag(exprs: Sequence, memo: dict | None = None) -> list:
+    """sympy expressions as symengine ones, each distinct subexpression converted once.
+
+    ``se.sympify`` walks a sympy expression as a tree; derived expressions (Γ_nh, its divergence)
+    are DAGs far smaller than their trees.  Raises ``TypeError`` for a function symengine lacks
+    (e.g. an undefined function's stand-in)."""
+    memo = {} if memo is None else memo
+    ops = {"Add": se.Add, "Mul": se.Mul, "Pow": se.Pow}
+    out = []
+    for e in exprs:
+        stack = [(sp.sympify(e), False)]
+        root = stack[0][0]
+        while stack:
+            a, expanded = stack.pop()
+            if a in memo:
+                continue
+            if not a.args:
+                memo[a] = se.sympify(a)
+            elif not expanded:
+                stack.append((a, True))
+                stack.extend((c, False) for c in a.args if c not in memo)
+            else:
+                name = type(a).__name__
+                fn = ops.get(name) or getattr(se, name, None)
+                if fn is None or not isinstance(a, (sp.Add, sp.Mul, sp.Pow, sp.Function)):
+                    raise TypeError(f"symengine has no {name}")
+                memo[a] = fn(*[memo[c] for c in a.args])
+        out.append(memo[root])
+    return out
 
 
 def engine_matrix(rows) -> "se.DenseMatrix":

@@ -11,6 +11,7 @@ import random
 from typing import Iterable, Mapping, Sequence
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .expressions import dag_atoms
 
@@ -160,10 +161,8 @@ def numerical_relations(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: i
     if n == 1:  # no scale to compare with: the zero test at 30 digits
         return [[1.0]] if numerically_zero(exprs[0], points[:3], tol=1e-10) else []
     try:  # one compiled function for all (shared subexpressions evaluated once)
-        f = sp.lambdify(symbols, [concrete_functions(e) for e in exprs], modules=["numpy"], cse=True)
-        with np.errstate(all="ignore"):
-            rows = [[complex(x) for x in f(*[float(pt[s]) for s in symbols])] for pt in points]
-    except Exception:  # anything lambdify cannot print: the slower evaluation of numeric_value
+        rows = _compiled_rows(symbols, exprs, points)
+    except Exception:  # anything symengine or lambdify cannot take: the slower evaluation of numeric_value
         rows = [[numeric_value(e, pt) for e in exprs] for pt in points]
     if any(v != v or abs(v) == float("inf") for row in rows for v in row):
         return None
@@ -175,6 +174,29 @@ def numerical_relations(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: i
     _, sv, vh = np.linalg.svd(M / scale, full_matrices=True)
     small = [k for k in range(n) if k >= len(sv) or sv[k] <= tol * sv[0]]
     return [list(vh[k].conj() / scale) for k in small]
+
+
+def _compiled_rows(symbols, exprs, points) -> list:
+    """The values of ``exprs`` at ``points`` (rows), by one compiled function with shared subexpressions:
+    symengine's ``Lambdify`` (its cse is much faster than sympy's on the large DAGs of derived fields),
+    else sympy's ``lambdify`` (undefined functions get generic stand-ins)."""
+    import numpy as np
+
+    from .engine import se, to_engine_dag
+
+    values = [[float(pt[s]) for s in symbols] for pt in points]
+    if len({s.name for s in symbols}) == len(symbols) and not any(dag_atoms(e, AppliedUndef) for e in exprs):
+        try:
+            f = se.Lambdify([se.Symbol(s.name) for s in symbols] or [se.Symbol("_unused")],
+                            to_engine_dag(exprs), cse=True)
+        except (TypeError, RuntimeError, NotImplementedError):
+            f = None
+        if f is not None:
+            with np.errstate(all="ignore"):
+                return [[complex(x) for x in np.ravel(f(row or [0.0]))] for row in values]
+    f = sp.lambdify(symbols, [concrete_functions(e) for e in exprs], modules=["numpy"], cse=True)
+    with np.errstate(all="ignore"):
+        return [[complex(x) for x in f(*row)] for row in values]
 
 
 def numerically_dependent(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: int = 29, tol: float = 1e-9) -> bool:

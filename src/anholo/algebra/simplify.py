@@ -103,6 +103,9 @@ def tidy(expr: sp.Expr) -> sp.Expr:
         return _kernel.tidy(expr)
     except _kernel.Unsupported:
         pass
+    smaller = _without_compound_angles(expr)
+    if smaller is not None:
+        return smaller
     polynomial = _is_polynomial(expr)
     if polynomial and not expr.has(sp.Function):
         return sp.expand(expr)  # a polynomial: expanding is its normal form, no gcd needed
@@ -115,6 +118,39 @@ def tidy(expr: sp.Expr) -> sp.Expr:
         if sp.count_ops(candidate) <= sp.count_ops(reduced):
             reduced = candidate
     return reduced
+
+
+def _integer_combination(arg) -> bool:
+    """``arg`` is ``k_1 x_1 + … + k_r x_r`` with integers ``k_i`` and symbols ``x_i``, not a single symbol."""
+    if arg.is_Symbol or not arg.free_symbols:
+        return False
+    terms = sp.Add.make_args(arg)
+    for t in terms:
+        coeff, rest = t.as_coeff_Mul()
+        if not (coeff.is_Integer and rest.is_Symbol):
+            return False
+    return True
+
+
+def _without_compound_angles(expr: sp.Expr):
+    """The kernel's normal form of ``expr`` with ``sin``/``cos`` of integer combinations of symbols
+    expanded (``sin(θ + φ) → sin θ cos φ + cos θ sin φ``), if that is no larger than ``expr``; else None.
+
+    An adapted frame of constraints written with ``sin(θ + φ)`` has entries such as
+    ``sin θ cos(θ + φ) − sin(θ + φ) cos θ``, which is ``−sin φ``: without the compound angles the
+    frame falls in the exact kernel's class (small canonical results, fast derivations).  An
+    expression that only gets longer (``cos(θ1 − θ2)`` itself) keeps its form.
+    """
+    if not expr.has(sp.sin, sp.cos) or expr.has(sp.tan, sp.cot, sp.sec, sp.csc) or size_exceeds(expr, 400):
+        return None
+    compound = [t for t in expr.atoms(sp.sin, sp.cos) if _integer_combination(t.args[0])]
+    if not compound:
+        return None
+    expanded = expr.xreplace({t: sp.expand_trig(t) for t in compound})
+    if any(_integer_combination(t.args[0]) for t in expanded.atoms(sp.sin, sp.cos)):
+        return None
+    candidate = tidy(expanded)  # the kernel's normal form (or the expression route's, when it is switched off)
+    return candidate if sp.count_ops(candidate) < sp.count_ops(expr) else None
 
 
 _CANCEL_LIMIT = 60

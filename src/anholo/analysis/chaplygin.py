@@ -63,7 +63,7 @@ from ..algebra import (
 from ..algebra.expressions import size_exceeds
 from ..algebra.coefficients import (NotPolynomial, coefficients_in, drop_nonzero_factors, parameter_equations,
                                    unique_up_to_sign, vanishing_conditions)
-from ..algebra.elimination import solve_in_blocks
+from ..algebra.elimination import NumericSystem, solve_in_blocks
 from ..constraints.linear import LinearConstraints
 from ..errors import (
     IrregularLagrangianError,
@@ -616,11 +616,12 @@ class ChaplyginSystem:
         else:
             targets = [p for p in params if any(x.has(p) for x in conds)]
         sections = []
+        numeric = NumericSystem(A, list(b))
         for p in targets:
             for value in self._special_values(p, conds, sol):
                 sub = {p: value}
-                if not self._regular_at(sub):
-                    continue
+                if not numeric.solvable(sub) or not self._regular_at(sub):
+                    continue  # no solution there (numerically clear), or outside Prop. 5's assumptions
                 sol2 = sol.at(A, b, sub)
                 if sol2.conditions:
                     continue
@@ -674,20 +675,13 @@ class ChaplyginSystem:
     def _special_values(p, conds, sol) -> list:
         real = sp.Dummy(p.name, real=True)
         vals = []
-        for x in conds:
-            for fct in sp.Mul.make_args(sp.factor(x)):
-                fct = fct.base if fct.is_Pow else fct
-                if not fct.has(p):
-                    continue
-                for r in sp.solve(fct.xreplace({p: real}), real):
-                    vals.append(r)
+        factors = dict.fromkeys(f for x in conds for f in _factors_in(sp.factor(x), p))
         # zeros of denominators of the generic solution: pivots that may vanish there
-        for e in sol.combined()[0]:
-            den = sp.fraction(sp.cancel(e))[1]
-            for fct in sp.Mul.make_args(sp.factor(den)):
-                fct = fct.base if fct.is_Pow else fct
-                if fct.has(p):
-                    vals.extend(sp.solve(fct.xreplace({p: real}), real))
+        dens = dict.fromkeys(sp.fraction(sp.cancel(e))[1] for e in sol.combined()[0] if e != 0 and e.has(p))
+        for den in dens:
+            factors.update(dict.fromkeys(_factors_in(sp.factor(den), p)))
+        for fct in factors:
+            vals.extend(_real_roots(fct.xreplace({p: real}), real))
         out = []
         for v in vals:
             v = v.xreplace({real: p})
@@ -705,7 +699,7 @@ class ChaplyginSystem:
         values = list(particular)
         for s, d in zip(free, directions):
             values = [v + s * e for v, e in zip(values, d)]
-        assign = {u: val if val.is_Atom else sp.factor(val) for u, val in zip(unknowns, values)}
+        assign = {u: val if val.is_Atom else sp.cancel(val) for u, val in zip(unknowns, values)}
         cvals = tuple(sp.collect(sp.expand(xreplace_dag(ci, assign)), free) if free else
                       sp.expand(xreplace_dag(ci, assign)) for ci in c)
         residuals = [xreplace_dag(r, sub) for r in self._section_residuals(list(cvals))]
@@ -764,6 +758,32 @@ class ChaplyginSystem:
 
     def __str__(self):
         return f"Chaplygin system: {self.nonholonomic}; {self.action}"
+
+
+def _factors_in(expr, p) -> list:
+    """The factors of a factored expression that contain ``p`` (powers by their bases)."""
+    out = []
+    for f in sp.Mul.make_args(expr):
+        f = f.base if f.is_Pow and f.exp.is_Integer else f
+        if f.has(p):
+            out.append(f)
+    return out
+
+
+def _real_roots(f, x) -> list:
+    """Roots of ``f`` in ``x``: linear and quadratic factors by formula (no ``solve`` with its
+    simplification), others by :func:`sympy.roots`, else ``solve`` without simplification."""
+    try:
+        poly = sp.Poly(f, x)
+    except sp.PolynomialError:
+        return list(sp.solve(f, x, simplify=False))
+    if poly.degree() == 1:
+        c1, c0 = poly.all_coeffs()
+        return [sp.cancel(-c0 / c1)]
+    found = sp.roots(poly, filter=None)
+    if sum(found.values()) == poly.degree():
+        return list(found)
+    return list(sp.solve(f, x, simplify=False))
 
 
 def _drop_implied(conds) -> tuple:

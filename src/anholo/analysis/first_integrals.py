@@ -33,6 +33,7 @@ import sympy as sp
 
 from ..algebra import size_exceeds, solve_generic, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in
+from ..algebra.differentiation import diff_dag
 from ..algebra.elimination import Elimination, eliminate, linear_system
 from ..algebra.numeric import numerical_relations
 from ..dynamics.nonholonomic import NonholonomicField
@@ -47,7 +48,7 @@ def energy_on_C(field_: NonholonomicField) -> sp.Expr:
     nh = field_.system
     L = nh.lagrangian.expr
     v = nh.bundle.quasi_velocities
-    return nh.restrict(sp.Add(*[vi * L.diff(vi) for vi in v]) - L)
+    return nh.restrict(sp.Add(*[vi * diff_dag(L, vi) for vi in v]) - L)
 
 
 def energy_rate(field_: NonholonomicField) -> sp.Expr:

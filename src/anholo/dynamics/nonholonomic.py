@@ -395,8 +395,8 @@ class NonholonomicSystem:
             m, n, p = self.m, self.n, self._momenta_on_C
             v = self.free_velocities
             out = (self.hessian_D, self.hamel_rhs,
-                   [[p[a].diff(v[be]) for be in range(m)] for a in range(m, n)],
-                   tuple(self._along(p[a]) - self._force_terms(a) for a in range(m, n)))
+                   [[diff_dag(p[a], v[be]) for be in range(m)] for a in range(m, n)],
+                   self._multiplier_rhs)
         phi = self._forcing  # forces and an explicit time: F_α += φ_α, and μ_a = … − φ_a
         if phi is not None:
             g, F, P, Q = out
@@ -415,6 +415,13 @@ class NonholonomicSystem:
         gamma, rates, mu = solved
         out = [tuple(K.to_expr(_kernel.simplest(K, e)) for e in es) for es in (gamma, rates, mu)]
         return NonholonomicField(self, *out)
+
+    @cached_property
+    def _multiplier_rhs(self) -> tuple:
+        """``v^j X_j(p_a) − X_a^C(L)|_C`` (a ≥ m): μ_a minus its acceleration terms, and the
+        right-hand side of the multiplier rows of :meth:`implicit_form`."""
+        p = self._momenta_on_C
+        return tuple(self._along(p[a]) - self._force_terms(a) for a in range(self.m, self.n))
 
     # --- the implicit form M ẋ = F: the single place where the right-hand side is assembled ---
     @cached_property
@@ -483,8 +490,8 @@ class NonholonomicSystem:
         v = self.free_velocities
         mu = []
         for a in range(m, self.n):
-            dp = self._along(p[a]) + sp.Add(*[G * diff_dag(p[a], va) for G, va in zip(gamma, v) if G != 0])
-            mu.append(reduce_if_cheap(dp - self._force_terms(a), 200))
+            dp = sp.Add(*[G * d for G, d in ((G, diff_dag(p[a], va)) for G, va in zip(gamma, v) if G != 0) if d != 0])
+            mu.append(reduce_if_cheap(self._multiplier_rhs[a - m] + dp, 200))
         return NonholonomicField(self, gamma, constrained_rates, tuple(mu))
 
     def tilde_fields(self) -> tuple:
@@ -545,11 +552,11 @@ class NonholonomicField:
         s = self.system
         f = sp.sympify(f)
         v = self.bundle.quasi_velocities
-        out = sp.Add(*[qd * diff_dag(f, q) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates)
-                       if qd != 0])
+        pairs = [(qd, diff_dag(f, q)) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates) if qd != 0]
         rates = self.accelerations + self.constrained_rates
-        out += sp.Add(*[r * diff_dag(f, vi) for r, vi in zip(rates, v) if r != 0])
-        return s.restrict(out)
+        pairs += [(r, diff_dag(f, vi)) for r, vi in zip(rates, v) if r != 0]
+        # zero derivatives skipped: 0 * expr asks whether expr could be infinite (assumptions on a large tree)
+        return s.restrict(sp.Add(*[a * d for a, d in pairs if d != 0]))
 
     def as_second_order_field(self) -> SecondOrderField:
         """A second-order field on TQ (adapted frame) whose restriction to C is Γ_nh."""

@@ -29,6 +29,7 @@ from typing import Sequence
 import sympy as sp
 
 from ..algebra import generic_rank, invert, reduce_if_cheap, solve_square, xreplace_dag
+from ..algebra.differentiation import diff_dag
 from ..algebra.implicit import ImplicitForm
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..algebra.printing import EquationDisplay
@@ -101,7 +102,9 @@ class VakonomicSystem:
         """``g_iβ|_C = ∂(p_i|_C)/∂v^β`` (n × m; for linear constraints restriction and ∂/∂v^β commute)."""
         nh = self.constrained
         p, v = nh._momenta_on_C, nh.free_velocities
-        return sp.Matrix(self.n, self.m, lambda i, be: reduce_if_cheap(p[i].diff(v[be]), 400))
+        gD = nh.hessian_D
+        return sp.Matrix(self.n, self.m, lambda i, be: gD[i, be] if i < self.m
+                         else reduce_if_cheap(diff_dag(p[i], v[be]), 400))
 
     def _equation_terms(self, j: int, lam: Sequence) -> sp.Expr:
         """``v^β X_β(p_j) − X_j^C(L)|_C + λ_a R^a_jβ v^β`` (everything in (α)/(b) but the B- and Λ-terms)."""
@@ -339,7 +342,11 @@ class VakonomicField(EquationDisplay):
             qdd = {q: xreplace_dag(e, frame_of_written) for q, e in qdd.items()}
             Lam = sp.Matrix([[xreplace_dag(e, frame_of_written) for e in self.multiplier_rates]])
             Mdot = M.applyfunc(nh._along)
-            rates = tuple(reduce_if_cheap(e, 400) for e in (Lam - lam * Mdot) * invert(M))
+            Mi, k = invert(M), M.rows  # (Λ − λ'Ṁ) M⁻¹ summed by hand (sympy's product distributes numbers over sums)
+            row = [Lam[0, b] - sp.Add(*[lam[0, a] * Mdot[a, b] for a in range(k) if Mdot[a, b] != 0])
+                   for b in range(k)]
+            rates = tuple(reduce_if_cheap(sp.Add(*[sp.Mul(row[b], Mi[b, a]) for b in range(k)
+                                                   if Mi[b, a] != 0 and row[b] != 0]), 400) for a in range(k))
         if natural:
             qdd = {q: self.system.constrained.to_natural(e) for q, e in qdd.items()}
             rates = tuple(self.system.constrained.to_natural(e) for e in rates)
