@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..algebra import generic_rank, size_exceeds, solve_generic, solve_square, tidy
 from ..algebra import kernel as _kernel
+from ..algebra.differentiation import diff_dag
 from ..algebra.implicit import ImplicitForm
 from ..errors import DimensionError, IrregularLagrangianError
 from ..geometry.forms import Form
@@ -112,13 +113,13 @@ class Lagrangian:
     @cached_property
     def momenta(self) -> tuple:
         """``p_i = ∂L/∂v^i``."""
-        return tuple(self.expr.diff(v) for v in self.bundle.quasi_velocities)
+        return tuple(diff_dag(self.expr, v) for v in self.bundle.quasi_velocities)
 
     @cached_property
     def hessian(self) -> sp.ImmutableMatrix:
         """Frame Hessian ``g_ij = ∂²L/∂v^i∂v^j``."""
         v = self.bundle.quasi_velocities
-        return sp.ImmutableMatrix(len(v), len(v), lambda i, j: self.momenta[i].diff(v[j]))
+        return sp.ImmutableMatrix(len(v), len(v), lambda i, j: diff_dag(self.momenta[i], v[j]))
 
     def is_regular(self) -> bool:
         """True if ``det g`` is not identically zero (checked at random points)."""

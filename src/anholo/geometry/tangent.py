@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from ..algebra import vanishes
+from ..algebra import vanishes, xreplace_dag
 from ..errors import DimensionError
 from ..algebra.printing import EquationDisplay
 from .forms import Form
@@ -130,11 +130,11 @@ class TangentBundle:
 
     def to_quasi(self, expr):
         """Rewrite an expression in natural velocities ``u^A`` in quasi-velocities: ``u = X v``."""
-        return sp.sympify(expr).xreplace(self._u_in_v)
+        return xreplace_dag(expr, self._u_in_v)
 
     def to_natural(self, expr):
         """Rewrite an expression in quasi-velocities in natural ones: ``v^i = θ^i_A u^A``."""
-        return sp.sympify(expr).xreplace(self._v_in_u)
+        return xreplace_dag(expr, self._v_in_u)
 
     def quasi_velocities_of(self, u: Sequence) -> tuple:
         """Quasi-velocity values ``v^i = θ^i_A u^A`` of natural velocities ``u``."""
