@@ -18,6 +18,8 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..algebra.differentiation import diff_dag
+
 from ..algebra import generic_rank, solve_generic, tidy, vanishes
 from ..errors import DimensionError, NonFreeActionError, StructureConstantsError, SymmetryError
 from .chart import Chart
@@ -193,7 +195,9 @@ class LieGroupAction:
                 continue
             rate = sp.Add(*[uB * EA.diff(qB) for uB, qB in zip(u, q)])
             if rate != 0:
-                out += rate * f.diff(u[A])
+                du = diff_dag(f, u[A])
+                if du != 0:
+                    out += rate * du
         return out
 
     def __str__(self):

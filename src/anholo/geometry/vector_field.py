@@ -11,6 +11,8 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..algebra.differentiation import diff_dag
+
 from ..algebra import vanishes
 from ..errors import DimensionError
 
@@ -49,7 +51,8 @@ class VectorField:
     def __call__(self, f) -> sp.Expr:
         """``X(f) = X^A ∂f/∂q^A`` (other symbols in f, e.g. velocities, are held fixed)."""
         f = sp.sympify(f)
-        return sp.Add(*[c * f.diff(q) for c, q in zip(self.components, self.chart.coordinates) if c != 0])
+        terms = ((c, diff_dag(f, q)) for c, q in zip(self.components, self.chart.coordinates) if c != 0)
+        return sp.Add(*[c * d for c, d in terms if d != 0])  # over the DAG; zero derivatives skipped
 
     def bracket(self, other: "VectorField") -> "VectorField":
         """Lie bracket ``[X, Y]^A = X(Y^A) − Y(X^A)``."""
