@@ -208,17 +208,14 @@ class NumericSystem:
     exact eliminations that cannot succeed, e.g. at the special parameter values of a search)."""
 
     def __init__(self, A: sp.Matrix, b: Sequence):
-        from .engine import se, to_engine_dag
+        from .engine import compiled
 
         self.shape = A.shape
-        self.cells = [(r, c) for r in range(A.rows) for c in range(A.cols) if A[r, c] != 0]
-        self.exprs = [A[r, c] for r, c in self.cells] + [sp.sympify(x) for x in b]
+        entries = sorted((rc, e) for rc, e in A.todok().items() if e != 0)  # the nonzero entries only
+        self.cells = [rc for rc, _ in entries]
+        self.exprs = [e for _, e in entries] + [sp.sympify(x) for x in b]
         self.symbols = sorted(free_symbols(self.exprs), key=sp.default_sort_key)
-        try:
-            self._f = se.Lambdify([se.Symbol(s.name) for s in self.symbols] or [se.Symbol("_unused")],
-                                  to_engine_dag(self.exprs), real=False, cse=True)
-        except (TypeError, RuntimeError, NotImplementedError):
-            self._f = None
+        self._f = compiled(self.symbols, self.exprs, real=False)
 
     def solvable(self, sub: dict, seeds=(3, 4), tol: float = 1e-6) -> bool:
         """False only if ``A z = b`` with the values ``sub`` is clearly inconsistent at two random points

@@ -182,18 +182,13 @@ def _compiled_rows(symbols, exprs, points) -> list:
     else sympy's ``lambdify`` (undefined functions get generic stand-ins)."""
     import numpy as np
 
-    from .engine import se, to_engine_dag
+    from .engine import compiled
 
     values = [[float(pt[s]) for s in symbols] for pt in points]
-    if len({s.name for s in symbols}) == len(symbols) and not any(dag_atoms(e, AppliedUndef) for e in exprs):
-        try:
-            f = se.Lambdify([se.Symbol(s.name) for s in symbols] or [se.Symbol("_unused")],
-                            to_engine_dag(exprs), cse=True)
-        except (TypeError, RuntimeError, NotImplementedError):
-            f = None
-        if f is not None:
-            with np.errstate(all="ignore"):
-                return [[complex(x) for x in np.ravel(f(row or [0.0]))] for row in values]
+    f = None if any(dag_atoms(e, AppliedUndef) for e in exprs) else compiled(symbols, exprs)
+    if f is not None:
+        with np.errstate(all="ignore"):
+            return [[complex(x) for x in np.ravel(f(row or [0.0]))] for row in values]
     f = sp.lambdify(symbols, [concrete_functions(e) for e in exprs], modules=["numpy"], cse=True)
     with np.errstate(all="ignore"):
         return [[complex(x) for x in f(*row)] for row in values]
