@@ -30,6 +30,7 @@ Run from the repository root::
 
     python benchmarks/bench_nonholonomic.py            # full run (median of 3 runs per timing)
     python benchmarks/bench_nonholonomic.py --quick --systems knife_edge,n_trailer_1
+    python benchmarks/bench_nonholonomic.py --repeats 7 --systems chaplygin_sleigh,knife_edge
 
 See benchmarks/README.md for what is measured and how to read the table.
 """
@@ -94,10 +95,13 @@ def load_oracles():
 
 
 def default_systems() -> list[str]:
-    """The bundled examples with time-independent linear or affine constraints, then n_trailer_1 … n_trailer_6."""
+    """The bundled examples with time-independent linear or affine constraints and no loads (forces, inputs,
+    dissipation, holonomic constraints: the LagrangesMethod route is built from the Lagrangian and the
+    constraints alone), then n_trailer_1 … n_trailer_6."""
     def linear(name):
         spec = resolve_system(name)
-        return bool(spec.constraints) and spec.time is None and System.from_spec(spec).kinematic_constraints().is_linear
+        return (bool(spec.constraints) and spec.time is None and not spec.has_loads and not spec.holonomic
+                and System.from_spec(spec).kinematic_constraints().is_linear)
 
     return [name for name in example_names() if linear(name)] + list(N_TRAILERS)
 
@@ -434,6 +438,9 @@ HEADERS = ["system", "n", "m", "anholo derive [s]", "anholo simplify [s]", "anho
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one run per timing instead of the median of 3")
+    parser.add_argument("--repeats", type=int, default=None, metavar="N",
+                        help="median of N runs per timing (default 3; more for the small examples, whose "
+                             "times of a few milliseconds are noise-dominated)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, metavar="PATH",
                         help=f"where to write the results (default {DEFAULT_JSON.relative_to(ROOT)})")
     parser.add_argument("--time-limit", type=float, default=120.0, metavar="SECONDS",
@@ -443,7 +450,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-profile", action="store_true",
                         help=f"skip the cProfile run made when anholo takes more than {PROFILE_THRESHOLD} s")
     args = parser.parse_args(argv)
-    repeats = 1 if args.quick else 3
+    repeats = 1 if args.quick else (args.repeats or 3)
+    if repeats < 1:
+        raise SystemExit("--repeats must be at least 1")
     limit = args.time_limit
     names = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else default_systems()
     source_digest = _source_digest()
@@ -464,6 +473,9 @@ def main(argv=None) -> int:
         problem = prepare(name)
         if not problem.spec.constraints:
             raise SystemExit(f"{name} has no constraints")
+        if problem.spec.has_loads or problem.spec.holonomic:
+            raise SystemExit(f"{name} has forces, inputs, dissipation or holonomic constraints: this benchmark "
+                             "compares the unforced equations (LagrangesMethod from L and the constraints alone)")
         print(f"\n[{name}] {problem.title} (n = {problem.n}, m = {problem.m}; "
               f"load {os.getloadavg()[0]:.2f})", flush=True)
 

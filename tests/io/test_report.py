@@ -183,6 +183,30 @@ def test_serialize_writes_shared_subexpressions_that_substitute_back():
     assert serialize({"a": x + 1}) == {"a": "x + 1"}
 
 
+def _substituted_back(out, key):
+    defs = {}
+    for name, expr in out["cse"]:
+        defs[sp.Symbol(name)] = sp.sympify(expr).xreplace(defs)
+    return sp.sympify(out[key]).xreplace(defs)
+
+
+def test_serialize_shared_names_avoid_the_systems_names_and_undefined_functions_fall_back_to_sympy():
+    # symbols named like symengine's own cse names (x0, x1) and like the default prefix (cse0)
+    x0, x1, c0 = sp.symbols("x0 x1 cse0")
+    big = sp.Add(*[sp.sin(x0 + k * x1) ** 2 / (1 + c0**2 + k) for k in range(300)])
+    out = serialize({"a": big, "b": big * x0}, cse_above=100, reserved={"x0", "x1", "cse0"})
+    assert all(name.startswith("_cse") for name, _ in out["cse"])
+    pt = {x0: sp.Rational(1, 3), x1: sp.Rational(-2, 7), c0: sp.Rational(5, 4)}
+    assert abs(sp.N((_substituted_back(out, "b") - big * x0).xreplace(pt))) < 1e-12
+    # an undefined function and a derivative: sympy's cse writes them
+    x, f = sp.Symbol("x"), sp.Function("f")
+    big_f = sp.Add(*[sp.Derivative(f(x), x) ** k / (k + x) for k in range(1, 200)])
+    out = serialize({"a": big_f}, cse_above=100, reserved={"x"})
+    back = _substituted_back(out, "a")
+    pt = {sp.Derivative(f(x), x): sp.Rational(2, 3), x: sp.Rational(3, 5)}
+    assert sp.simplify(back.subs(pt) - big_f.subs(pt)) == 0
+
+
 def test_presenter_budgets_text_but_not_small_expressions():
     x = sp.Symbol("x")
     p = Presenter(text_limit=50)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .engine import engine_cse, printed, to_engine_dag
 from .expressions import dag_size, size_exceeds
 from .printing import combination_latex, latex as _latex
 from .simplify import tidy
@@ -140,12 +141,27 @@ def serialize(payload, *, cse_above: int | None = 20000, reserved=()) -> object:
     while any(str(r).startswith(prefix) for r in reserved):
         prefix = "_" + prefix
     exprs = list(dict.fromkeys(e for e in leaves if isinstance(e, sp.Expr)))
-    pairs, reduced = sp.cse(exprs, symbols=sp.numbered_symbols(prefix), optimizations=None, order="none")
-    table = {e: string(r) for e, r in zip(exprs, reduced)}
+    cse, texts = _shared_texts(exprs, prefix)
+    table = dict(zip(exprs, texts))
     table.update({e: string(e) for e in leaves if not isinstance(e, sp.Expr)})
     out = _replace(payload, table)
-    out["cse"] = [[str(name), string(value)] for name, value in pairs]
+    out["cse"] = cse
     return out
+
+
+def _shared_texts(exprs: list, prefix: str) -> tuple:
+    """``(cse, texts)``: the common subexpressions of ``exprs`` as ``[[name, text], …]`` (names ``prefix0, …``)
+    and the expressions as text using them.
+
+    symengine finds and prints them (each distinct subexpression converted once: derived expressions are
+    DAGs far smaller than their trees); sympy's ``cse`` and printer take over for what symengine cannot
+    represent (an undefined function, a derivative, a piecewise expression)."""
+    try:
+        pairs, reduced = engine_cse(to_engine_dag(exprs))
+    except (TypeError, RuntimeError, NotImplementedError):
+        pairs, reduced = sp.cse(exprs, symbols=sp.numbered_symbols(prefix), optimizations=None, order="none")
+        return [[str(name), _json_text(value)] for name, value in pairs], [_json_text(r) for r in reduced]
+    return printed(pairs, reduced, prefix)
 
 
 def vector_text(p: Presenter, components, coordinates) -> str:
