@@ -18,6 +18,8 @@ same system file (``anholo.examples.resolve_system``):
   v^a = β^a(q) for the constrained ones) and projected on the adapted coframe θ,
   Γ^α = θ^α_A q̈^A + ∂_B θ^α_A q̇^A q̇^B; then the same ``tidy``.
 
+The two routes run in turn (anholo, LagrangesMethod, anholo, …); the speed-up is the median
+of the ratios of the i-th runs, so that a slow spell of the shared machine falls on both.
 Both routes end with the same objects — Γ^α(q, v) simplified — and the natural
 accelerations q̈(q, v) on C are simplified as well (timed apart, not part of the
 totals) for a second size column.  Before anything is reported, Γ and q̈ of both
@@ -265,6 +267,37 @@ def time_stepped(route, repeats: int, limit: float) -> RouteTiming:
     return timing
 
 
+def time_alternating(routes: list, repeats: int, limit: float) -> list:
+    """Like :func:`time_stepped` for several routes, run in turn (A, B, A, B, …): a slow spell of the
+    machine then falls on both, and the ratio of the i-th runs (:func:`paired_speedup`) is much less
+    noisy than the ratio of medians taken minutes apart.  A route that times out or fails stops; the
+    others go on."""
+    timings = [RouteTiming() for _ in routes]
+    for _ in range(repeats):
+        for route, timing in zip(routes, timings):
+            if timing.timed_out or timing.error:
+                continue
+            steps, out = {}, {}
+            try:
+                run_limited(lambda: route(steps, out), limit)
+            except TimeLimitExceeded:
+                timing.timed_out, timing.partial, timing.outputs = True, steps, out
+                continue
+            except Exception as exc:  # e.g. LagrangesMethod refusing the input: reported, not fatal
+                timing.error, timing.outputs = f"{type(exc).__name__}: {exc}", out
+                continue
+            timing.runs.append(steps)
+            timing.outputs = out
+    return timings
+
+
+def paired_speedup(fast: RouteTiming, slow: RouteTiming) -> float | None:
+    """Median over the alternating runs of ``slow_i / fast_i`` (total times)."""
+    if fast.timed_out or slow.timed_out or fast.error or slow.error or not fast.runs or not slow.runs:
+        return None
+    return statistics.median(b["total"] / a["total"] for a, b in zip(fast.runs, slow.runs) if a["total"] > 0)
+
+
 def step_value(t: RouteTiming, step: str):
     """Median of a step, or its value in the cut-off run (None if that run did not reach it)."""
     if t.runs and not t.timed_out and not t.error:
@@ -479,7 +512,8 @@ def main(argv=None) -> int:
         print(f"\n[{name}] {problem.title} (n = {problem.n}, m = {problem.m}; "
               f"load {os.getloadavg()[0]:.2f})", flush=True)
 
-        t_an = time_stepped(lambda s, o: route_anholo(problem, s, o), repeats, limit)
+        t_an, t_lm = time_alternating([lambda s, o: route_anholo(problem, s, o),
+                                       lambda s, o: route_lagranges_method(problem, s, o)], repeats, limit)
         fld = t_an.outputs.get("field")
         if fld is not None:
             assert fld.system.frame.vectors == problem.frame, f"{name}: anholo's adapted frame changed between runs"
@@ -491,7 +525,6 @@ def main(argv=None) -> int:
                 nat = fld.natural_accelerations(natural=False)
                 t_an_q.outputs["qdd_raw"] = [nat[q] for q in problem.spec.coordinates]
 
-        t_lm = time_stepped(lambda s, o: route_lagranges_method(problem, s, o), repeats, limit)
         if "gamma" in t_lm.outputs:
             qdd_raw = t_lm.outputs["qdd_raw"]
             t_lm_q = time_stepped(lambda s, o: route_lm_qdd(qdd_raw, s, o), repeats, limit)
@@ -558,12 +591,14 @@ def main(argv=None) -> int:
                 print(f"    {r['cumtime']:8.2f} s  {100 * (r['share'] or 0):5.1f} %  {r['calls']:>8}  {r['label']}")
 
         lm_total = step_value(t_lm, "total") if not t_lm.timed_out else None
+        paired = paired_speedup(t_an, t_lm)
         rows.append([
             name, str(problem.n), str(problem.m),
             cell(t_an, "derive", limit), cell(t_an, "simplify", limit, before="derive"), cell(t_an, "total", limit),
             cell(t_lm, "form_rhs", limit), cell(t_lm, "reduce_simplify", limit, before="form_rhs"),
             cell(t_lm, "total", limit),
-            speedup(an_total, lm_total, limit) if not (t_an.error or t_lm.error) else "-",
+            (f"{paired:.1f}" if paired is not None else speedup(an_total, lm_total, limit))
+            if not (t_an.error or t_lm.error) else "-",
             ops_cell(ops, "anholo_gamma"), ops_cell(ops, "lm_gamma"),
             ops_cell(ops, "anholo_qdd"), ops_cell(ops, "lm_qdd"),
         ])
@@ -584,6 +619,7 @@ def main(argv=None) -> int:
                 "lagranges_method_total": lm_total,
                 "lagranges_method_qdd_simplify": None if t_lm_q.timed_out else step_value(t_lm_q, "total"),
             },
+            "speedup_paired_median": paired,
             "table_row": dict(zip(HEADERS, rows[-1])),
             "steps_median_seconds": {k: ({s: step_value(t, s) for s in t.runs[0]} if t.runs and not t.timed_out
                                          else {}) for k, t in timings.items()},

@@ -296,6 +296,15 @@ def test_consistency_report_with_extra_sections():
     assert rep.strong is False and rep.weak is True and "0" in rep.reason
 
 
+def test_consistency_report_without_search_budget_says_the_search_was_not_run():
+    # the zero section of the particle is not strongly consistent, so the report would search; with no
+    # CPU time for the search it keeps the verdicts of the sections tried and says why it did not search
+    S, nh = load("nonholonomic_particle")
+    rep = consistency_report(nh, search_budget=0)
+    assert rep.search is None and rep.weak is True and rep.strong is False
+    assert "was not run" in rep.reason and "search_sections" in rep.reason and "was 0 s" in rep.reason
+
+
 # --- errors ----------------------------------------------------------------------------------
 def test_bad_sections_raise():
     S, nh = load("nonholonomic_particle")

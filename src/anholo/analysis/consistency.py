@@ -347,7 +347,12 @@ def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *,
     stopped = ""
     cheap = not any(size_exceeds(r, _EXACT_LIMIT) for r in verdicts[-1].residuals) and not any(
         r.has(AppliedUndef) for r in verdicts[-1].residuals)
-    if search and cheap and not any(v.holds is True and not v.section.conditions for v in verdicts):
+    wanted = search and cheap and not any(v.holds is True and not v.section.conditions for v in verdicts)
+    if wanted and search_budget is not None and search_budget <= 0:
+        stopped = (" The default search of sections (degree <= 1 in v) was not run: its budget of CPU time "
+                   "was 0 s (in a report, the searches share one budget, and an earlier search used it); run "
+                   "anholo.analysis.section_search.search_sections in Python to do it.")
+    elif wanted:
         try:
             with cpu_budget(search_budget):
                 found = search_sections(nh, polynomial_ansatz(nh, (1,), 1,
