@@ -100,7 +100,7 @@ def seed003_projection_numeric(a_exprs, chart, point, lam):
 
 
 @pytest.mark.parametrize("case", sorted(ONE_LINEAR))
-def test_difference_of_accelerations_is_the_seed003_projection(case):
+def test_difference_of_accelerations_is_the_cronstrom_raita_projection(case):
     names, cons = ONE_LINEAR[case]
     chart, L = free_particle(names)
     cmp = compare_methods(L, [cons])

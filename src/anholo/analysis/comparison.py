@@ -325,11 +325,11 @@ def compare_methods(lagrangian: Lagrangian, constraints, forces: Sequence | None
         say("Frobenius data")
         frob = frobenius_data(C)
         if C.count == 1:
-            formula = _seed003_projection(vak_sys, frob, lam[0])
+            formula = _cronstrom_raita_projection(vak_sys, frob, lam[0])
     return MethodComparison(field, vak, diff, frob, formula, third, agree0, agree_all)
 
 
-def _seed003_projection(vak_sys: NonlinearVakonomicSystem, frob: FrobeniusData, lam) -> dict:
+def _cronstrom_raita_projection(vak_sys: NonlinearVakonomicSystem, frob: FrobeniusData, lam) -> dict:
     """``−λ Π_W(W⁻¹ M u)`` for one linear constraint (Cronström & Raita 2009, in the convention ``L + λφ``)."""
     chart = vak_sys.chart
     q, u = chart.coordinates, chart.velocities
