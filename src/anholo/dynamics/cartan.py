@@ -73,6 +73,12 @@ class CartanSolution:
         """Kernel directions K (``i_K dθ_L = 0``) as fields on TQ."""
         return tuple(self._field(z) for z in self.free_components)
 
+    @property
+    def unknown_names(self) -> list:
+        """The names of the unknowns, in the order of ``particular_components``: ``A1 … An``, ``B1 … Bn``
+        (the components along the complete and vertical lifts ``X_i^C``, ``X_i^V``) and ``<λ>_rate``."""
+        return _unknown_names(self.lagrangian.bundle)
+
     def frame_components(self) -> tuple:
         """``(A, B, Λ)`` of the particular solution in the lifted frame."""
         z, n = self.particular_components, self.lagrangian.bundle.dim

@@ -137,7 +137,11 @@ class EulerLagrangeSummary(ReportBlock):
             out["euler_lagrange"] = {"q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
                                      "v_dot": [p.present(e) for e in self.v_dot]}
         else:
-            out["euler_lagrange"] = {"q_ddot": None, "cartan": self.cartan.to_dict()}
+            c = self.cartan  # the keys of CartanSolution.to_dict, every expression through the presenter
+            out["euler_lagrange"] = {"q_ddot": None, "cartan": {
+                "particular": {n: p.present(v) for n, v in zip(c.unknown_names, c.particular_components)},
+                "free_unknowns": list(c.free_unknowns),
+                "conditions": [p.present(e) for e in c.conditions]}}
         return out
 
     def text_lines(self, p: Presenter) -> list:
@@ -155,7 +159,12 @@ class EulerLagrangeSummary(ReportBlock):
             lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         else:
             lines.append("  the Lagrangian is singular; general solution of i_G dtheta_L = -dE_L:")
-            lines += ["  " + line for line in str(self.cartan).splitlines()[1:]]
+            c = self.cartan
+            lines += [f"    {n} = {p.text(v)}" for n, v in zip(c.unknown_names, c.particular_components)]
+            if c.free_unknowns:
+                lines.append(f"    free unknowns: {', '.join(c.free_unknowns)}")
+            if c.conditions:
+                lines.append("    solvable only where: " + ", ".join(f"{p.text(e)} = 0" for e in c.conditions))
         return lines
 
     def latex_lines(self, p: Presenter) -> list:
@@ -167,8 +176,11 @@ class EulerLagrangeSummary(ReportBlock):
                 [f"{latex(v)} &= {p.latex(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
                 + [rf"{dotted(q, 2)} &= {p.latex(e)}" for q, e in self.q_ddot.items()])
         else:
-            out += [r"\paragraph{Singular Lagrangian: general solution of the Cartan equation}",
-                    r"\[" + self.cartan.as_latex() + r"\]"]
+            c = self.cartan
+            rows = [f"\\mathrm{{{n.replace('_', '')}}} &= {p.latex(v)}"
+                    for n, v in zip(c.unknown_names, c.particular_components)]
+            rows += [f"0 &= {p.latex(e)}" for e in c.conditions]
+            out += [r"\paragraph{Singular Lagrangian: general solution of the Cartan equation}"] + align(rows)
         return out
 
     def summary(self) -> list:
