@@ -251,24 +251,12 @@ class RouteTiming(Timing):
 
 
 def time_stepped(route, repeats: int, limit: float) -> RouteTiming:
-    timing = RouteTiming()
-    for _ in range(repeats):
-        steps, out = {}, {}
-        try:
-            run_limited(lambda: route(steps, out), limit)
-        except TimeLimitExceeded:
-            timing.timed_out, timing.partial, timing.outputs = True, steps, out
-            break
-        except Exception as exc:  # e.g. LagrangesMethod refusing the input: reported, not fatal
-            timing.error, timing.outputs = f"{type(exc).__name__}: {exc}", out
-            break
-        timing.runs.append(steps)
-        timing.outputs = out
-    return timing
+    """``repeats`` runs of one route (stopped at its first time-out or failure)."""
+    return time_alternating([route], repeats, limit)[0]
 
 
 def time_alternating(routes: list, repeats: int, limit: float) -> list:
-    """Like :func:`time_stepped` for several routes, run in turn (A, B, A, B, …): a slow spell of the
+    """Several routes run in turn (A, B, A, B, …), each ``repeats`` times: a slow spell of the
     machine then falls on both, and the ratio of the i-th runs (:func:`paired_speedup`) is much less
     noisy than the ratio of medians taken minutes apart.  A route that times out or fails stops; the
     others go on."""

@@ -119,33 +119,39 @@ class CartanSolution:
         _, B, extra = self.frame_components()
         return SecondOrderField(self.lagrangian.bundle, B, extra)
 
-    def __str__(self):
-        lines = ["Solution of i_Γ dθ_L = −dE_L:"]
-        names = _unknown_names(self.lagrangian.bundle)
-        for name, val in zip(names, self.particular_components):
-            lines.append(f"  {name} = {val}")
+    def text_lines(self, show=str) -> list:
+        """The particular solution, free unknowns and conditions as lines of text, every expression
+        written by ``show`` (``str``; a report passes its budgeted printer)."""
+        lines = [f"{name} = {show(val)}" for name, val in zip(self.unknown_names, self.particular_components)]
         if self.free_unknowns:
-            lines.append(f"  free unknowns: {', '.join(self.free_unknowns)}")
+            lines.append(f"free unknowns: {', '.join(self.free_unknowns)}")
         if self.conditions:
-            lines.append("  solvable only where: " + ", ".join(f"{c} = 0" for c in self.conditions))
-        return "\n".join(lines)
+            lines.append("solvable only where: " + ", ".join(f"{show(c)} = 0" for c in self.conditions))
+        return lines
+
+    def latex_rows(self, show=latex) -> list:
+        """``name &= value`` rows of the particular solution and ``0 &= condition`` rows, as LaTeX."""
+        rows = [f"\\mathrm{{{n.replace('_', '')}}} &= {show(v)}"
+                for n, v in zip(self.unknown_names, self.particular_components)]
+        return rows + [f"0 &= {show(c)}" for c in self.conditions]
+
+    def __str__(self):
+        return "\n".join(["Solution of i_Γ dθ_L = −dE_L:"] + ["  " + line for line in self.text_lines()])
 
     def as_latex(self) -> str:
         """The particular solution, free unknowns and conditions as LaTeX."""
-        names = _unknown_names(self.lagrangian.bundle)
-        rows = [f"\\mathrm{{{n.replace('_', '')}}} &= {latex(v)}" for n, v in zip(names, self.particular_components)]
-        rows += [f"0 &= {latex(c)}" for c in self.conditions]
-        return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+        return "\\begin{aligned}\n" + " \\\\\n".join(self.latex_rows()) + "\n\\end{aligned}"
 
     def _repr_latex_(self):
         return "$" + self.as_latex() + "$"
 
-    def to_dict(self) -> dict:
-        names = _unknown_names(self.lagrangian.bundle)
+    def to_dict(self, show=str) -> dict:
+        """``particular`` (name → value), ``free_unknowns`` and ``conditions``, every expression written by
+        ``show`` (``str``; a report passes its presenter, and writes the block with shared subexpressions)."""
         return {
-            "particular": {n: str(v) for n, v in zip(names, self.particular_components)},
+            "particular": {n: show(v) for n, v in zip(self.unknown_names, self.particular_components)},
             "free_unknowns": list(self.free_unknowns),
-            "conditions": [str(c) for c in self.conditions],
+            "conditions": [show(c) for c in self.conditions],
         }
 
 

@@ -137,11 +137,7 @@ class EulerLagrangeSummary(ReportBlock):
             out["euler_lagrange"] = {"q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
                                      "v_dot": [p.present(e) for e in self.v_dot]}
         else:
-            c = self.cartan  # the keys of CartanSolution.to_dict, every expression through the presenter
-            out["euler_lagrange"] = {"q_ddot": None, "cartan": {
-                "particular": {n: p.present(v) for n, v in zip(c.unknown_names, c.particular_components)},
-                "free_unknowns": list(c.free_unknowns),
-                "conditions": [p.present(e) for e in c.conditions]}}
+            out["euler_lagrange"] = {"q_ddot": None, "cartan": self.cartan.to_dict(show=p.present)}
         return out
 
     def text_lines(self, p: Presenter) -> list:
@@ -159,12 +155,7 @@ class EulerLagrangeSummary(ReportBlock):
             lines += [f"  {q.name}_ddot = {p.text(e)}" for q, e in self.q_ddot.items()]
         else:
             lines.append("  the Lagrangian is singular; general solution of i_G dtheta_L = -dE_L:")
-            c = self.cartan
-            lines += [f"    {n} = {p.text(v)}" for n, v in zip(c.unknown_names, c.particular_components)]
-            if c.free_unknowns:
-                lines.append(f"    free unknowns: {', '.join(c.free_unknowns)}")
-            if c.conditions:
-                lines.append("    solvable only where: " + ", ".join(f"{p.text(e)} = 0" for e in c.conditions))
+            lines += ["    " + line for line in self.cartan.text_lines(show=p.text)]
         return lines
 
     def latex_lines(self, p: Presenter) -> list:
@@ -176,11 +167,8 @@ class EulerLagrangeSummary(ReportBlock):
                 [f"{latex(v)} &= {p.latex(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
                 + [rf"{dotted(q, 2)} &= {p.latex(e)}" for q, e in self.q_ddot.items()])
         else:
-            c = self.cartan
-            rows = [f"\\mathrm{{{n.replace('_', '')}}} &= {p.latex(v)}"
-                    for n, v in zip(c.unknown_names, c.particular_components)]
-            rows += [f"0 &= {p.latex(e)}" for e in c.conditions]
-            out += [r"\paragraph{Singular Lagrangian: general solution of the Cartan equation}"] + align(rows)
+            out += [r"\paragraph{Singular Lagrangian: general solution of the Cartan equation}"] + align(
+                self.cartan.latex_rows(show=p.latex))
         return out
 
     def summary(self) -> list:
