@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .analysis.chaplygin import ChaplyginSystem
 from .constraints.kinematic import KinematicConstraints
@@ -31,7 +32,13 @@ from .geometry.frame import Frame
 from .geometry.lie_group import LieGroupAction
 from .geometry.tangent import TangentBundle
 
-__all__ = ["System"]
+__all__ = ["System", "EXACT_ROUTE_PROGRAM_LIMIT"]
+
+#: Shared definitions of the field's straight-line program (Maggi's implicit form with multipliers)
+#: above which the constrained dynamics takes Maggi's route by default (:attr:`System.route`).  The
+#: catalogue's examples have at most about 210 (the two-wheeled carriage; n_trailer_3: 223), the
+#: n-trailer with four trailers about 390.
+EXACT_ROUTE_PROGRAM_LIMIT = 300
 
 _QUASI_PREFIXES = ("v", "w", "nu", "qv")
 
@@ -214,6 +221,40 @@ class System:
             self.__dict__["_is_large"] = size_exceeds(sp.Tuple(*exprs), LARGE_SYSTEM)
         return self.__dict__["_is_large"]
 
+    @property
+    def route(self) -> tuple:
+        """``(route, reason)``: how :meth:`nonholonomic` (and the report) computes the constrained dynamics
+        by default, chosen by cost.
+
+        ``"maggi"`` (:class:`~anholo.dynamics.maggi.MaggiSystem`: shared subexpressions, no normal forms,
+        verdicts decided at random points) when L and the constraints exceed
+        :data:`~anholo.dynamics.maggi.LARGE_SYSTEM` tree nodes, or when the straight-line program of the
+        field has more than :data:`EXACT_ROUTE_PROGRAM_LIMIT` shared definitions (the exact route's normal
+        forms then cost seconds to minutes: 1.9x per trailer on the n-trailer); ``"exact"`` otherwise
+        (closed forms), and always for constraints that are not linear, time-dependent ones, and systems
+        with undefined functions (which only the exact route can treat)."""
+        if "_route" not in self.__dict__:
+            self.__dict__["_route"] = self._choose_route()
+        return self.__dict__["_route"]
+
+    def _choose_route(self) -> tuple:
+        if self.is_large:
+            return "maggi", (f"L and the constraints have more than {LARGE_SYSTEM} tree nodes")
+        if not self.constraints or self.is_time_dependent:
+            return "exact", ""
+        exprs = [sp.sympify(self.lagrangian.expr), *(sp.sympify(c) for c in self.constraints)]
+        if any(e.has(AppliedUndef) for e in exprs):
+            return "exact", ""
+        try:
+            size = len(self.maggi().program(multipliers=True).pairs)
+        except AnholoError:
+            return "exact", ""
+        if size > EXACT_ROUTE_PROGRAM_LIMIT:
+            return "maggi", (f"the field's straight-line program has {size} shared definitions (over "
+                             f"{EXACT_ROUTE_PROGRAM_LIMIT}): closed forms would cost far more than the field; "
+                             "System.load(FILE).nonholonomic(route='exact') in Python computes them")
+        return "exact", ""
+
     def nonholonomic(self, dependent=None, route: str | None = None):
         """The Lagrange–d'Alembert problem (docs/nonholonomic.rst): L with the file's constraints.
 
@@ -222,11 +263,11 @@ class System:
         every result is put in a small canonical form.  ``route="maggi"``:
         :class:`~anholo.dynamics.maggi.MaggiSystem` — Maggi's equations in coordinates, for large
         systems (a bicycle): the same field, its expressions shared and never normalised or inverted.
-        By default the exact route, and Maggi's for a large system (:attr:`is_large`).
+        By default the route of :attr:`route` (chosen by cost).
         """
         if route not in (None, "exact", "maggi"):
             raise ReportError(f"unknown route {route!r}; use 'exact' or 'maggi'.")
-        if route == "maggi" or (route is None and self.is_large):
+        if route == "maggi" or (route is None and self.route[0] == "maggi"):
             return self.maggi(dependent)
         return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent,
                                   forces=self.forces, time=self.lagrangian_time)

@@ -94,9 +94,30 @@ def test_cpu_budget_interrupts_and_restores():
     assert x == 499500
 
 
-def test_flow_block_over_its_budget_says_how_to_compute_it(monkeypatch):
-    """An analysis of the flow that needs more than its CPU budget is reported as not computed, with the
-    Python call that computes it; the other blocks are unaffected and the report counts as complete."""
+def test_flow_block_over_its_budget_is_decided_numerically(monkeypatch):
+    """An exact analysis of the flow that needs more than its CPU budget is decided at random points from
+    the program of Γ_nh instead (its block says so); the other blocks are unaffected."""
+    from anholo.analysis import flow_summaries
+    from anholo.io import report as report_module
+
+    def spin(nh, *args, **kwargs):
+        while True:
+            pass
+
+    monkeypatch.setattr(report_module, "FLOW_BUDGET", 0.5)
+    monkeypatch.setattr(flow_summaries.ControllabilitySummary, "of", classmethod(lambda cls, nh: spin(nh)))
+    report = analyze(System.load("nonholonomic_particle"),
+                     sections=["nonholonomic", "controllability", "invariant_measure"])
+    assert report.complete and report.block("nonholonomic") is not None
+    data = json.loads(report.to_json())
+    assert data["controllability"]["decided"] == "numerical"
+    assert data["controllability"]["growth_vector"] == [2, 3]  # ż = y ẋ: [X1, X2] = ∓∂z
+    assert data["invariant_measure"]["decided"] == "exact"
+
+
+def test_flow_block_over_both_budgets_says_how_to_compute_it(monkeypatch):
+    """When the numerical decision does not finish either, the block is reported as not computed, with
+    the Python call that computes it; the report counts as complete."""
     from anholo.analysis import flow_summaries
     from anholo.io import report as report_module
 
@@ -106,6 +127,8 @@ def test_flow_block_over_its_budget_says_how_to_compute_it(monkeypatch):
 
     monkeypatch.setattr(report_module, "FLOW_BUDGET", 0.05)
     monkeypatch.setattr(flow_summaries.ControllabilitySummary, "of", classmethod(lambda cls, nh: spin(nh)))
+    monkeypatch.setattr(flow_summaries.ControllabilitySummary, "of_maggi", classmethod(lambda cls, nh: spin(nh)),
+                        raising=False)
     report = analyze(System.load("nonholonomic_particle"),
                      sections=["nonholonomic", "controllability", "invariant_measure"])
     assert report.complete and report.block("nonholonomic") is not None

@@ -50,6 +50,24 @@ class Program:
         pairs, reduced = engine_cse(list(exprs)) if exprs else ([], [])
         return cls(tuple(args), tuple(pairs), tuple(reduced))
 
+    def with_outputs(self, exprs: Sequence, prefix: str = "w") -> "Program":
+        """A program with this one's definitions, the common subexpressions of ``exprs`` appended (named
+        ``prefix0, prefix1, …``, avoiding every name in use) and ``exprs`` as its outputs.
+
+        ``exprs`` may use this program's names.  Large trees given here become shared definitions, so
+        that :meth:`derivatives` and :meth:`compile` work on small expressions."""
+        pairs, reduced = engine_cse(list(exprs)) if exprs else ([], [])
+        used = {str(a) for a, _ in self.pairs} | {str(a) for a in self.args}
+        used |= {str(s) for e in exprs for s in e.free_symbols}
+        fresh, count = {}, 0
+        for name, _ in pairs:
+            while f"{prefix}{count}" in used:
+                count += 1
+            fresh[name] = se.Symbol(f"{prefix}{count}")
+            count += 1
+        new = [(fresh[a], b.xreplace(fresh)) for a, b in pairs]
+        return Program(self.args, tuple(self.pairs) + tuple(new), tuple(e.xreplace(fresh) for e in reduced))
+
     def derivatives(self, variables: Sequence) -> tuple:
         """``(program, jacobian)``: a program whose outputs are this one's followed by ``∂out_i/∂z_j``
         (row-major, ``jacobian = (len(outputs), len(variables))``), by forward mode along the definitions."""

@@ -280,7 +280,8 @@ class ConsistencyReport(ReportBlock):
     search: SectionSearch | None
 
     def to_dict(self) -> dict:
-        return {"weak": self.weak, "strong": self.strong, "section": self.section, "reason": self.reason}
+        return {"weak": self.weak, "strong": self.strong, "section": self.section, "reason": self.reason,
+                "decided": "exact"}
 
     def lines(self) -> list:
         """Text lines for the report."""

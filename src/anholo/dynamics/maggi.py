@@ -150,6 +150,10 @@ class MaggiSystem:
         A title for reports and plots.
     inputs : sequence of Symbol, optional
         Control inputs the forces use (linearisation gives their matrix ``B``).
+    engine_forces : sequence, optional
+        More generalized forces, as symengine expressions in ``(t, q, q̇)`` and other symbols (added to
+        ``forces`` without a conversion to sympy; the vakonomic field of
+        :mod:`anholo.dynamics.maggi_vakonomic` passes its multiplier terms here).
 
     Examples
     --------
@@ -176,6 +180,7 @@ class MaggiSystem:
     values: dict = None
     name: str = ""
     inputs: tuple = ()
+    engine_forces: tuple = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -325,6 +330,8 @@ class MaggiSystem:
                 e = e - p[A].diff(t)
             if self.forces is not None:
                 e = e + to_engine(self.forces[A])
+            if self.engine_forces is not None:
+                e = e + self.engine_forces[A]
             F.append(e)
         # (d/dt κ) q̇ + ċ: the constraints differentiated once, less κ q̈
         r = []

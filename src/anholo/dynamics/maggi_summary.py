@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from ..algebra.engine import printed, to_engine
 from ..algebra.presentation import Presenter, ReportBlock
 from .maggi import MaggiSystem
+from .maggi_vakonomic import MaggiVakonomic
 
-__all__ = ["MaggiSummary", "LargeEulerLagrangeSummary"]
+__all__ = ["MaggiSummary", "LargeEulerLagrangeSummary", "LargeVakonomicSummary"]
 
 _HINT = "complete in the JSON report (--json), or from Python: System.load(FILE).nonholonomic().implicit_form()"
 
@@ -38,14 +39,15 @@ class MaggiSummary(ReportBlock):
     system: MaggiSystem
     written: tuple
     integrable: bool
+    reason: str = ""  # why the system takes Maggi's route (System.route)
 
     key = "nonholonomic"
     title = "Nonholonomic (Lagrange-d'Alembert) dynamics"
 
     @classmethod
-    def of(cls, nh: MaggiSystem, written=()) -> "MaggiSummary":
+    def of(cls, nh: MaggiSystem, written=(), reason: str = "") -> "MaggiSummary":
         nh.check_regular()
-        return cls(nh, tuple(written) or nh.constraints, nh.distribution_is_integrable())
+        return cls(nh, tuple(written) or nh.constraints, nh.distribution_is_integrable(), reason)
 
     def _printed(self, prefix: str) -> tuple:
         pairs, res = self.system.shared()
@@ -86,8 +88,9 @@ class MaggiSummary(ReportBlock):
         pairs, _ = nh.shared()
         v = nh.free_velocities
         lines = [f"Constraints: {len(self.written)} (print them with --json)", self._kind(),
-                 "Large system: computed by Maggi's equations (the Lagrange-d'Alembert equations projected on D in "
-                 "coordinates, no symbolic inversion; docs/implicit.rst)",
+                 "Computed by Maggi's equations (the Lagrange-d'Alembert equations projected on D in "
+                 "coordinates, no symbolic inversion; docs/implicit.rst)"
+                 + (f": {self.reason}" if self.reason else ""),
                  "Free velocities: " + ", ".join(f"{vv} = {c.name}_dot" for vv, c in zip(v, nh.free_coordinates)),
                  "Dependent velocities (solved by LU, kept as expressions): "
                  + ", ".join(f"{c.name}_dot" for c in nh.dependent_coordinates),
@@ -169,3 +172,71 @@ class LargeEulerLagrangeSummary(ReportBlock):
 
     def summary(self) -> list:
         return ["Lagrangian: regular"]
+
+
+@dataclass(frozen=True, eq=False)
+class LargeVakonomicSummary(ReportBlock):
+    """The vakonomic field of a large system (:class:`~anholo.dynamics.maggi_vakonomic.MaggiVakonomic`): the
+    Euler–Lagrange equations of ``L + λ_a φ_a`` on C, with the keys of the exact route's block
+    (``multipliers``, ``q_ddot``, ``lambda_dot``, ``implicit``) written with shared subexpressions."""
+
+    field: MaggiVakonomic
+    forced: bool = False
+
+    key = "vakonomic"
+    title = "Vakonomic dynamics"
+    _FORCES_NOTE = ("with the forces added, E(L + lambda*phi) = Q: a convention, forces do not come from a "
+                    "variational principle (docs/forces.rst)")
+
+    @classmethod
+    def of(cls, nh: MaggiSystem) -> "LargeVakonomicSummary":
+        return cls(MaggiVakonomic(nh), nh.forces is not None)
+
+    def payload(self, p: Presenter) -> dict:
+        vak = self.field
+        pairs, res = vak.shared()
+        cse, (qdd, rates, M, F) = printed(pairs, [res["q_ddot"], res["lambda_dot"], res["M"], res["F"]],
+                                          _cse_prefix(vak.nh))
+        return {"vakonomic": {
+            "multipliers": [lam.name for lam in vak.multipliers],
+            "q_ddot": {q.name: e for q, e in zip(vak.nh.chart.coordinates, qdd)},
+            "lambda_dot": rates,
+            **({"forces": self._FORCES_NOTE} if self.forced else {}),
+            "implicit": {"unknowns": [str(x) for x in vak.unknowns()], "M": M, "F": F},
+            "route": "maggi",
+            "cse": cse,
+            "decided": "exact",
+        }}
+
+    def _rule(self) -> str:
+        return " + ".join(f"{lam}*phi{a + 1}" for a, lam in enumerate(self.field.multipliers))
+
+    def text_lines(self, p: Presenter) -> list:
+        vak = self.field
+        pairs, _ = vak.shared()
+        lines = [f"({self._FORCES_NOTE})"] if self.forced else []
+        lines += [f"Euler-Lagrange equations of L + {self._rule()}, on C (the multiplication rule):",
+                  "Large system: the Lagrange-d'Alembert equations under the multiplier force "
+                  "lambda_a (dphi_a/dq - d/dt dphi_a/dq_dot), by Maggi's equations (docs/implicit.rst)",
+                  f"Implicit form M x = F in x = ({', '.join(map(str, vak.unknowns()))}); q_ddot and lambda_dot "
+                  f"written with {len(pairs)} shared subexpressions: {_HINT.replace('nonholonomic().implicit_form()', 'maggi()')}"
+                  " (anholo.dynamics.maggi_vakonomic.MaggiVakonomic)"]
+        if p.full:
+            cse, (qdd, rates) = printed(*self._explicit(), _cse_prefix(vak.nh))
+            lines.append("Shared subexpressions:")
+            lines += [f"  {name} = {expr}" for name, expr in cse]
+            lines += [f"  {q.name}_ddot = {e}" for q, e in zip(vak.nh.chart.coordinates, qdd)]
+            lines += [f"  {lam}_dot = {e}" for lam, e in zip(vak.multipliers, rates)]
+        return lines
+
+    def _explicit(self) -> tuple:
+        pairs, res = self.field.shared()
+        return pairs, [res["q_ddot"], res["lambda_dot"]]
+
+    def latex_lines(self, p: Presenter) -> list:
+        rule = " + ".join(rf"\lambda_{{{a + 1}}}\,\varphi_{{{a + 1}}}" for a in range(len(self.field.multipliers)))
+        return [rf"\paragraph{{Vakonomic dynamics}} Euler--Lagrange equations of $L + {rule}$ on $C$. Large system: "
+                r"computed by Maggi's equations under the multiplier force; the expressions are in the JSON report."]
+
+    def summary(self) -> list:
+        return []

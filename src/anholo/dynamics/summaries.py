@@ -221,6 +221,7 @@ class NonholonomicSummary(ReportBlock):
             "multipliers": [p.present(e) for e in self.multipliers],
             "frame_multipliers": [p.present(e) for e in self.mu],
             **({} if self.implicit is None else {"implicit": self.implicit.payload()}),
+            "decided": "exact",
         }}
 
     def _kind(self) -> str:

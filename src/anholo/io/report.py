@@ -39,7 +39,8 @@ from ..analysis.sections import Section
 from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, REPORT_SEARCH_BUDGET, ChaplyginSummary,
                                   ChetaevSummary)
 from ..dynamics.maggi import MaggiSystem
-from ..dynamics.maggi_summary import LargeEulerLagrangeSummary, MaggiSummary
+from ..analysis.consistency_numerical import numerical_consistency
+from ..dynamics.maggi_summary import LargeEulerLagrangeSummary, LargeVakonomicSummary, MaggiSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
 from .latex import summary_tex
@@ -64,9 +65,9 @@ _FLOW_CALLS = {
 }
 
 
-_LARGE_NOTE = ("not computed for a large system: its nonholonomic field comes from Maggi's equations "
-               "(docs/implicit.rst); this analysis needs the exact route, "
-               "System.load(FILE).nonholonomic(route='exact') in Python (slow)")
+_CHAPLYGIN_NOTE = ("the Chaplygin analysis (reduced Lagrangian, curvature, the sections -p + c) is built on the "
+                   "exact route's normal forms, and this system takes Maggi's route ({why}); compute it in Python "
+                   "with System.load(FILE).chaplygin()")
 
 
 class _NotApplicable(Exception):
@@ -402,10 +403,13 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             cache["nh"] = system.nonholonomic()
         return cache["nh"]
 
+    def maggi() -> bool:
+        return isinstance(nh(), MaggiSystem)
+
     def exact_nh():
-        """The exact route's problem; a large system (Maggi's equations) gives the nonholonomic field only."""
-        if isinstance(nh(), MaggiSystem):
-            raise _NotApplicable(_LARGE_NOTE)
+        """The exact route's problem (the Chaplygin analysis needs it)."""
+        if maggi():
+            raise _NotApplicable(_CHAPLYGIN_NOTE.format(why=system.route[1]))
         return nh()
 
     def chaplygin():
@@ -430,6 +434,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 extra = block.sections if block is not None else ()
             except (AnholoError, _NotApplicable):
                 extra = ()
+        if maggi():
+            if nh().is_affine:
+                raise _NotApplicable("consistency is decided for linear constraints; these are affine")
+            return numerical_consistency(nh())
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
         # the report's searches share REPORT_SEARCH_BUDGET: what the Chaplygin block used is not given again
@@ -438,37 +446,50 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                                   search_budget=round(max(0.0, min(CONSISTENCY_SEARCH_BUDGET, left)), 1))
 
     def vakonomic():
-        return VakonomicSummary.of(exact_nh())
+        return LargeVakonomicSummary.of(nh()) if maggi() else VakonomicSummary.of(nh())
 
-    def flow(key, compute):
-        """An analysis of the flow under its CPU budget (:data:`FLOW_BUDGET`)."""
+    def flow(key, compute, numerical):
+        """An analysis of the flow: exactly under its CPU budget (:data:`FLOW_BUDGET`), and decided at
+        random points from the straight-line program of Γ_nh (Maggi's route) when the exact analysis
+        does not finish in it or the system takes Maggi's route."""
         def run():
-            nh_ = exact_nh()  # derived outside the budget: the field is the report's, not the analysis's
+            if maggi():
+                return numerical(nh())
+            nh_ = nh()  # derived outside the budget: the field is the report's, not the analysis's
             nh_.field()
             try:
                 with cpu_budget(FLOW_BUDGET):
                     return compute(nh_)
             except OverBudget:
+                pass
+            try:
+                with cpu_budget(FLOW_BUDGET):
+                    return numerical(system.maggi())
+            except (OverBudget, AnholoError):
                 raise _Stopped(f"not finished within its CPU-time budget of {FLOW_BUDGET:g} s; compute it in "
                                f"Python with nh = anholo.system.System.load(FILE).nonholonomic(); {_FLOW_CALLS[key]}") from None
         return run
 
+    generators = (system.symmetry or {}).get("generators", ()) if getattr(system, "symmetry", None) else ()
+
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
         "euler_lagrange": lambda: LargeEulerLagrangeSummary.of(system.free_maggi(), constrained=kind is not None)
-        if getattr(system, "is_large", False) else EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
+        if getattr(system, "is_large", False) or (kind == "linear" and maggi()) else EulerLagrangeSummary.of(system.lagrangian, constrained=kind is not None,
                                                           forces=getattr(system, "forces", None),
                                                           time=getattr(system, "lagrangian_time", None)),
-        "nonholonomic": lambda: (MaggiSummary.of(nh(), tuple(system.constraints)) if isinstance(nh(), MaggiSystem)
+        "nonholonomic": lambda: (MaggiSummary.of(nh(), tuple(system.constraints), system.route[1]) if maggi()
                                  else NonholonomicSummary.of(nh(), tuple(system.constraints))),
         "vakonomic": vakonomic,
         "consistency": consistency,
         "chaplygin": chaplygin,
         "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
-        "controllability": flow("controllability", ControllabilitySummary.of),
-        "invariant_measure": flow("invariant_measure", InvariantMeasureSummary.of),
-        "first_integrals": flow("first_integrals", lambda nh_: FirstIntegralsSummary.of(
-            nh_, generators=(system.symmetry or {}).get("generators", ()))),
+        "controllability": flow("controllability", ControllabilitySummary.of,
+                                   lambda m: ControllabilitySummary.of_maggi(m)),
+        "invariant_measure": flow("invariant_measure", InvariantMeasureSummary.of,
+                                     lambda m: InvariantMeasureSummary.of_maggi(m)),
+        "first_integrals": flow("first_integrals", lambda nh_: FirstIntegralsSummary.of(nh_, generators=generators),
+                                lambda m: FirstIntegralsSummary.of_maggi(m, generators=generators)),
     }
     titles = {"frame": FrameSummary.title, "euler_lagrange": EulerLagrangeSummary.title,
               "nonholonomic": NonholonomicSummary.title, "vakonomic": VakonomicSummary.title,
