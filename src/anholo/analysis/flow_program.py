@@ -191,17 +191,49 @@ class FlowProgram:
             Γ_nh(f) = ∂f/∂q^A q̇^A + ∂f/∂v^α Γ^α (+ ∂f/∂t),
 
         the partial derivatives by forward mode along the definitions (nothing is expanded)."""
+        prog = self.along_terms(fs)
+        width = len(prog.outputs) // max(1, len(fs))
+        sums = [sum(prog.outputs[i * width:(i + 1) * width], zero) for i in range(len(fs))]
+        return Program(self.args, prog.pairs, tuple(sums)).pruned()
+
+    def along_terms(self, fs: Sequence) -> Program:
+        """The terms of :meth:`along`, ``n + m`` (``+ 1`` with a time) per function, row by row:
+        ``∂f/∂q^A q̇^A`` (A = 1..n), ``∂f/∂v^α Γ^α``, ``∂f/∂t``.  Their sum is ``Γ_nh(f)``; their sizes are
+        the scale of a numerical zero test of it (:func:`anholo.algebra.decision.vanishes_at`)."""
         prog = self._with(fs)
         t = self.time
         variables = list(self.q) + list(self.v) + ([t] if t is not None else [])
         d, (rows, cols) = prog.derivatives(variables)
         jac = d.outputs[rows:]
         rates = list(self.q_dot) + list(self.v_dot) + ([se.Integer(1)] if t is not None else [])
-        out = []
-        for i in range(rows):
-            terms = [jac[i * cols + j] * r for j, r in enumerate(rates) if jac[i * cols + j] != 0 and r != 0]
-            out.append(sum(terms, zero))
+        out = [jac[i * cols + j] * r for i in range(rows) for j, r in enumerate(rates)]
         return self._merged(d, out)
+
+    def hessian(self) -> list:
+        """``g_αβ = X_α^A W_AB X_β^B`` (row-major, m × m): the Hessian of the constrained Lagrangian
+        ``L_c(q, v) = L(q, X v + β)`` in the free velocities, over the field's definitions (the leading
+        block of Maggi's implicit form, ``maggi._base``)."""
+        M = self.maggi
+        _, red = M._base
+        m, k = M.m, M.n - M.m
+        return [red["M"][i * (m + k) + j] for i in range(m) for j in range(m)]
+
+    def program_of(self, exprs: Sequence) -> Program:
+        """``exprs`` (in the arguments and the field's definitions) as a program sharing the field's definitions."""
+        return self._with(exprs)
+
+    def joined(self, *programs: Program) -> Program:
+        """One program with the outputs of ``programs`` in order (each one of this field's programs: the
+        field's definitions, then its own, which are renamed apart here)."""
+        field_names = {a for a, _ in self.field.pairs}
+        taken = set(self._data["names"])
+        pairs, outputs = list(self.field.pairs), []
+        for i, prog in enumerate(programs):
+            extra = [(a, b) for a, b in prog.pairs if a not in field_names]
+            extra, outs = _renamed(extra, prog.outputs, taken, f"j{i}_")
+            pairs += extra
+            outputs += outs
+        return Program(self.args, tuple(pairs), tuple(outputs)).pruned()
 
     def divergence_terms(self) -> Program:
         """The ``n + m`` terms ``∂q̇^A/∂q^A`` and ``∂Γ^α/∂v^α`` of ``div Γ_nh`` (their sum is the divergence;
