@@ -91,7 +91,9 @@ class NumericalInvariantDensity:
         N with ``N dq ∧ dv^1 ∧ … ∧ dv^m`` invariant (``v^α = q̇^{f_α}``), up to a constant factor:
         1, ``det(g)^s``, or None if neither is invariant.
     exponent : sympy Rational or None
-        s of ``N = det(g)^s`` (0 for the constant density).
+        s of ``N = det(g)^s Π b_j^{k_j}`` (0 for the constant density).
+    factors : sympy expression or None
+        ``Π b_j^{k_j}`` (1 if none).
     divergence_free : bool
     searched : tuple of str
     family : str or None
@@ -104,6 +106,7 @@ class NumericalInvariantDensity:
     flow: FlowProgram
     density: object
     exponent: object
+    factors: object
     divergence_free: bool
     searched: tuple
     family: str | None
@@ -200,7 +203,7 @@ def numerical_invariant_density(maggi: MaggiSystem, points: int = NUMERICAL_POIN
     div_scales = np.array([float(np.sum(np.abs(r[:nt]))) for r in rows])
     searched = ["constant density (div Gamma_nh = 0)"]
     if vanishes_at(divs[:points], div_scales[:points], tolerance):
-        return NumericalInvariantDensity(flow, sp.S.One, sp.S.Zero, True, tuple(searched), "constants",
+        return NumericalInvariantDensity(flow, sp.S.One, sp.S.Zero, sp.S.One, True, tuple(searched), "constants",
                                          _worst(divs[:points], div_scales[:points]), Decision.numerical(points, tolerance))
     decision = Decision.numerical(count, tolerance)
     # the columns: Γ(ln det g) = tr(g⁻¹ Γ(g)), then Γ(ln b_j) = (∂b_j/∂q^A q̇^A)/b_j
@@ -229,10 +232,11 @@ def numerical_invariant_density(maggi: MaggiSystem, points: int = NUMERICAL_POIN
         if all(e == 0 for e in exps):
             continue
         ex = dict(zip(idx, exps))
-        N = _density(flow, ex.get(0, sp.S.Zero)) * sp.Mul(*[factors[j - 1].expr ** e for j, e in ex.items() if j])
-        return NumericalInvariantDensity(flow, N, ex.get(0, sp.S.Zero), False, tuple(searched), label, worst,
-                                         decision)
-    return NumericalInvariantDensity(flow, None, None, False, tuple(searched), None, worst, decision)
+        product = sp.Mul(*[factors[j - 1].expr ** e for j, e in ex.items() if j])
+        N = _density(flow, ex.get(0, sp.S.Zero)) * product
+        return NumericalInvariantDensity(flow, N, ex.get(0, sp.S.Zero), product, False, tuple(searched), label,
+                                         worst, decision)
+    return NumericalInvariantDensity(flow, None, None, None, False, tuple(searched), None, worst, decision)
 
 
 @dataclass(frozen=True)
@@ -305,6 +309,8 @@ def _worst(values, scales) -> float:
 def _density(flow: FlowProgram, s) -> sp.Expr:
     """``det(g)^s``: the determinant by cofactors of g's shared entries for m ≤ 4, else ``det(g)`` named."""
     m = flow.maggi.m
+    if s == 0:
+        return sp.S.One
     if m > _COFACTOR_LIMIT:
         return sp.Function("det")(sp.Symbol("g")) ** s
     entries = flow.to_sympy(flow.program_of(flow.hessian()))

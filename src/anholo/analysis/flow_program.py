@@ -56,7 +56,13 @@ def _renamed(pairs: Sequence, outputs: Sequence, taken: set, prefix: str) -> tup
             taken.add(str(name))
     if not table:
         return list(pairs), list(outputs)
-    return ([(table.get(a, a), b.xreplace(table)) for a, b in pairs], [o.xreplace(table) for o in outputs])
+    keys = set(table)
+
+    def sub(e):
+        hit = {s: table[s] for s in e.free_symbols & keys}
+        return e.xreplace(hit) if hit else e
+
+    return [(table.get(a, a), sub(b)) for a, b in pairs], [sub(o) for o in outputs]
 
 
 @dataclass(frozen=True, eq=False)
