@@ -41,7 +41,7 @@ import sympy as sp
 from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, DomainError, vanishes_at
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
-from ..errors import DimensionError
+from ..errors import DimensionError, IrregularLagrangianError
 from .flow_program import FlowProgram
 
 __all__ = ["NumericalInvariantDensity", "numerical_invariant_density", "shared_determinant"]
@@ -210,7 +210,12 @@ def numerical_invariant_density(maggi: MaggiSystem, points: int = NUMERICAL_POIN
     cols, col_scales = [], []
     for pt, r in zip(pts, rows):
         G = r[nt:nt + m * m].reshape(m, m)
-        S = np.linalg.solve(G, r[nt + m * m:nt + 2 * m * m].reshape(m, m))
+        try:
+            S = np.linalg.solve(G, r[nt + m * m:nt + 2 * m * m].reshape(m, m))
+        except np.linalg.LinAlgError:
+            raise IrregularLagrangianError(
+                "the Hessian g of the Lagrangian in the free velocities is singular at a random point of C: "
+                "every allowed velocity must carry kinetic energy (check the Lagrangian and the constraints).") from None
         qd = r[nt + 2 * m * m:nt + 2 * m * m + n]
         qv = pt[0]
         row = [float(np.trace(S))] + [f.log_rate(qv, qd) for f in factors]
@@ -231,6 +236,18 @@ def numerical_invariant_density(maggi: MaggiSystem, points: int = NUMERICAL_POIN
         exps, worst = found
         if all(e == 0 for e in exps):
             continue
+        # fewer factors if they suffice (a product of powers that is a first integral can be left out)
+        for j in reversed(range(len(idx))):
+            if exps[j] == 0 or sum(1 for e in exps if e != 0) == 1:
+                continue
+            keep = [i for i in range(len(idx)) if i != j and exps[i] != 0]
+            fewer = _fit(cols[:, [idx[i] for i in keep]], col_scales[:, [idx[i] for i in keep]], divs, div_scales,
+                         tolerance, max_denominator)
+            if fewer is not None and any(e != 0 for e in fewer[0]):
+                exps = [sp.S.Zero] * len(idx)
+                for i, e in zip(keep, fewer[0]):
+                    exps[i] = e
+                worst = fewer[1]
         ex = dict(zip(idx, exps))
         product = sp.Mul(*[factors[j - 1].expr ** e for j, e in ex.items() if j])
         N = _density(flow, ex.get(0, sp.S.Zero)) * product
