@@ -166,6 +166,40 @@ def test_energy_rate_of_the_sleigh_with_motor_is_the_power_of_the_forces():
         assert abs(rate - (power - tau * td)) > 1e-6  # without the motor's power: detected
 
 
+def test_energy_rate_with_affine_constraints_is_the_work_of_the_constraint_forces():
+    """Sphere on a turntable (affine constraints ``κ q̇ + c = 0``): ``dE/dt = q̇·κᵀλ = −λ·c``, with λ and c
+    from the multiplier method of the oracle."""
+    M = System.load("sphere_on_turntable").maggi()
+    r = numerical_first_integrals(M)
+    assert not r.energy_conserved
+    oracle = _oracle(M)
+    flow = FlowProgram.of(M)
+    for point, (rate,) in flow.sampler(r.energy_rate_program, seed=9).samples(4):
+        qv, v, pv = _state(M, point)
+        ud = oracle.velocities(qv, v, pv)
+        _, lam = oracle.accelerations(qv, ud, pv)
+        c = np.array(oracle._c(*qv, *([0.0] * len(qv)), *pv), dtype=float).reshape(-1)
+        expected = -float(lam @ c)
+        assert abs(rate - expected) <= 1e-9 * (1 + abs(expected))
+        assert abs(expected) > 1e-6  # not conserved at this point: the test can tell
+
+
+def test_energy_of_the_rotating_knife_edge_is_conserved():
+    """Constraint ``sin(ωt) ẋ − cos(ωt) ẏ = 0``: time dependent but with ``c = 0``, so the constraint force
+    does no work (``dE/dt = −λ·c − ∂L/∂t = 0``).  On C the energy depends on t through the frame, and
+    the verdict needs the term ∂E/∂t: without it the rate is not zero."""
+    M = System.load("rotating_knife_edge").maggi()
+    r = numerical_first_integrals(M)
+    assert r.energy_conserved
+    flow = FlowProgram.of(M)
+    u = M.chart.velocities
+    E = sum(x * sp.diff(M.lagrangian, x) for x in u) - M.lagrangian
+    terms = flow.along_terms(flow.on_C([E]))
+    point, vals = flow.sampler(terms, seed=1).samples(1)[0]
+    assert abs(vals.sum()) < 1e-10 * (1 + np.abs(vals).sum())
+    assert abs(vals[:-1].sum()) > 1e-4  # the time column matters
+
+
 @pytest.mark.parametrize("name", ["nonholonomic_particle", "chaplygin_ball", "roller_racer"])
 def test_momentum_rates_against_the_multiplier_method(name):
     """``d/dt (p_A ξ^A)`` for the file's symmetry generators, from the oracle's q̈ (sympy derivatives of p)."""

@@ -22,7 +22,8 @@ from anholo.analysis.flow_program import FlowProgram  # noqa: E402
 from anholo.errors import DimensionError  # noqa: E402
 from anholo.system import System  # noqa: E402
 
-SYSTEMS = ["nonholonomic_particle", "chaplygin_sleigh", "vertical_rolling_disk", "n_trailer_2"]
+SYSTEMS = ["nonholonomic_particle", "chaplygin_sleigh", "vertical_rolling_disk", "n_trailer_2",
+           "sphere_on_turntable"]  # the last: affine constraints (β ≠ 0)
 
 
 def _setup(name):
