@@ -253,7 +253,8 @@ class FlowProgram:
         dk, (rk, ck) = kin.derivatives(self.q)
         acc = self._with(self.v_dot)
         da, (ra, ca) = acc.derivatives(self.v)
-        terms = [dk.outputs[rk + A * ck + A] for A in range(n)] + [da.outputs[ra + al * ca + al] for al in range(ra)]
+        terms = ([dk.outputs[rk + A * ck + A] for A in range(n)]
+                 + [da.outputs[ra + al * ca + al] for al in range(ra)])
         field_names = {a for a, _ in self.field.pairs}
         taken = set(self._data["names"])
         extra_k, terms_k = _renamed([(a, b) for a, b in dk.pairs if a not in field_names], terms[:n], taken, "g")
@@ -262,7 +263,8 @@ class FlowProgram:
                        tuple(terms_k) + tuple(terms_a)).pruned()
 
     def divergence(self) -> Program:
-        """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` (one output; measure ``dq ∧ dv^1 ∧ … ∧ dv^m`` of C)."""
+        """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` (one output), for the measure
+        ``dq ∧ dv^1 ∧ … ∧ dv^m`` of C."""
         terms = self.divergence_terms()
         return Program(self.args, terms.pairs, (sum(terms.outputs, zero),)).pruned()
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..algebra.decision import EXACT, NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision
 from ..algebra.presentation import Presenter, ReportBlock, align
 from ..algebra.printing import latex, tex_text
-from ..algebra.decision import EXACT, NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision
 from ..dynamics.maggi import MaggiSystem
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..geometry.distribution import Flag, flag_of
@@ -302,8 +302,6 @@ class FirstIntegralsSummary(ReportBlock):
         rates = [] if r.energy_conserved else [r.energy_rate_program]
         rates += [mo.rate_program for mo in r.momentum if not mo.conserved]
         natural = [i.natural for i in r.integrals] + [mo.momentum for mo in r.momentum]
-        if not r.energy_conserved:
-            natural.append(r.energy)
         return cls(r, write(r.flow, rates, natural))
 
     @property
