@@ -232,7 +232,7 @@ def test_conserved_momentum_of_a_symmetry_in_D():
     x, y, z = chart.coordinates
     L = (xd ** 2 + yd ** 2 + zd ** 2) / 2 - sp.cos(y) * (x - z) ** 2
     M = MaggiSystem(chart, L, [zd - xd])
-    r = numerical_first_integrals(M, [(1, 0, 1), (0, 1, 0)])
+    r = numerical_first_integrals(M, [("1", "0", "1"), (0, 1, 0)])  # strings as in a system file
     assert r.energy_conserved
     assert [mo.conserved for mo in r.momentum] == [True, False]
     assert [i.kind for i in r.integrals] == ["energy", "momentum"]

@@ -130,13 +130,14 @@ def numerical_first_integrals(maggi: MaggiSystem, generators=(), points: int = N
     L = to_engine(maggi.lagrangian)
     p = [L.diff(x) for x in u]
     E = sum((x * pa for x, pa in zip(u, p)), zero) - L
+    names = {s.name: s for s in maggi.chart.coordinates + maggi.chart.parameters}
     xi = []
     for g in generators:
         g = tuple(g)
         if len(g) != n:
             raise DimensionError(f"a symmetry generator needs {n} components (one per coordinate "
                                  f"{', '.join(s.name for s in maggi.chart.coordinates)}), got {len(g)}.")
-        xi.append([to_engine(sp.sympify(c)) for c in g])
+        xi.append([to_engine(sp.sympify(c, locals=names)) for c in g])
     J = [sum((pa * c for pa, c in zip(p, g) if c != 0), zero) for g in xi]
     fs = flow.on_C([E] + J)
     terms = flow.along_terms(fs)
@@ -153,8 +154,8 @@ def numerical_first_integrals(maggi: MaggiSystem, generators=(), points: int = N
     symbols = maggi._symbols()
     natural = _natural([E] + J, symbols)
     decision = Decision.numerical(points, tolerance)
-    momenta = tuple(NumericalMomentum(tuple(sp.sympify(c) for c in g), natural[1 + a], rates[1 + a], conserved[1 + a],
-                                      flow) for a, g in enumerate(generators))
+    momenta = tuple(NumericalMomentum(tuple(sp.sympify(c, locals=names) for c in g), natural[1 + a], rates[1 + a],
+                                      conserved[1 + a], flow) for a, g in enumerate(generators))
     integrals = []
     if conserved[0]:
         integrals.append(FirstIntegral(natural[0], natural[0], "energy"))
