@@ -116,6 +116,35 @@ def test_reported_density_is_invariant_by_finite_differences(name):
         assert abs(res2) > 1e-4 * (1 + scale2)
 
 
+@pytest.mark.parametrize("name", ["nonholonomic_particle", "vertical_rolling_disk", "knife_edge", "rolling_disk",
+                                  "conformal_constraint"])
+def test_density_is_the_exact_routes_times_the_jacobian_of_the_frames(name):
+    """The two routes' densities describe one measure: with the exact route's quasi-velocities
+    ``v_e = A(q) v`` (its coframe θ^α applied to the oracle's ``q̇ = X v``), ``N_maggi = c·N_exact·|det A|``
+    with a constant c.  (Where the exact route finds the constant density, Maggi's finds |det A|.)"""
+    s = System.load(name)
+    M = s.maggi()
+    nh = s.nonholonomic()
+    exact = search_invariant_density(nh.field(), budget=20)
+    N_exact = sp.S.One if exact.divergence_free else exact.density
+    r = numerical_invariant_density(M)
+    oracle = _oracle(M)
+    Nm = _density_function(M, r.density)
+    Ne = _density_function(M, N_exact)
+    theta = sp.lambdify(list(M.chart.coordinates) + list(M.chart.parameters), nh.frame.coframe[:nh.m, :])
+    flow = FlowProgram.of(M)
+    ratios, squared = [], []
+    for point, _ in flow.sampler(flow.divergence(), seed=12).samples(4):
+        qv, v, pv = _state(M, point)
+        base = oracle.velocities(qv, np.zeros(len(v)), pv)
+        X = np.array([oracle.velocities(qv, np.eye(len(v))[a], pv) - base for a in range(len(v))]).T
+        A = np.array(theta(*qv, *pv), dtype=float) @ X
+        ratios.append(Nm(qv, v) / (Ne(qv, v) * abs(np.linalg.det(A))))
+        squared.append(Nm(qv, v) ** 2 / (Ne(qv, v) * abs(np.linalg.det(A))))
+    assert np.ptp(ratios) <= 1e-9 * np.abs(ratios).max()
+    assert np.ptp(squared) > 1e-6 * np.abs(squared).max()  # a wrong power of the density is detected
+
+
 def test_no_density_where_the_divergence_is_not_cancelled():
     """The Chaplygin sleigh has no invariant measure (its motions tend to straight lines, Chaplygin 1911;
     Bloch 2003): in particular no density in the ansatz, and the divergence is not zero (oracle)."""
