@@ -11,22 +11,28 @@ Densities are therefore relative to these coordinates: in another frame of D (an
 free velocities, or quasi-velocities ``v' = A(q) v``) the same measure has the density ``N / |det A|``.
 The density ``det(g)^{1/2}``, with ``g_αβ`` the Hessian of the constrained Lagrangian in the free
 velocities, is the same in every frame (``g' = A^{-T} g A^{-1}``): it is the invariant density of
-Chaplygin systems of the class of Crampin & Mestdag (2010), §7.1, and of many others (Fedorov &
-Jovanović (2004); the Chaplygin ball, Chaplygin (1903), Borisov & Mamaev (2001)).
+the Chaplygin systems of the class of Crampin & Mestdag (2010), §7.1 (see also Fedorov & Jovanović
+(2004)).  For the Chaplygin ball in Euler angles it is ``det(g)^{1/2} sin θ``, ``sin θ`` being the
+density of the Haar measure of SO(3) in these angles (Chaplygin (1903), Borisov & Mamaev (2001)).
 
 :func:`numerical_invariant_density` tries
 
 1. the constant density: ``div Γ_nh = 0``;
-2. ``N = det(g)^s`` (times a constant): ``Γ_nh(ln N) + div Γ_nh = 0`` reads
-   ``s Γ_nh(ln det g) = −div Γ_nh`` with ``Γ_nh(ln det g) = tr(g⁻¹ Γ_nh(g))``; s is the least-squares
-   solution over the random points, accepted if it is a rational number with a small denominator
-   and the residual vanishes at every point.
+2. ``N = det(g)^s``, ``N = Π_j b_j^{k_j}`` and ``N = det(g)^s Π_j b_j^{k_j}`` (times a constant),
+   ``b_j`` the coordinates the field depends on (``sin q``, ``cos q`` for an angle):
+   ``Γ_nh(ln N) + div Γ_nh = 0`` reads
+
+       s tr(g⁻¹ Γ_nh(g)) + Σ_j k_j Γ_nh(b_j)/b_j = −div Γ_nh,
+
+   linear in the exponents (``Γ_nh(ln det g) = tr(g⁻¹ Γ_nh(g))``); they are the least-squares solution
+   over the random points, accepted if they are fractions with small denominators and the residual
+   vanishes at every point; of several solutions the one with the fewest factors.
 
 Every verdict is decided at random points (:class:`~anholo.algebra.decision.Decision`): a value
 vanishes if it is at most the tolerance times the size of the terms it is the sum of (the terms
-``∂q̇^A/∂q^A``, ``∂Γ^α/∂v^α``, ``s tr(g⁻¹ Γ_nh(g))``).  The exact route
-(:func:`anholo.analysis.invariant_measure.search_invariant_density`) searches a wider ansatz in
-normal forms, for small systems.  docs/invariants.rst.
+``∂q̇^A/∂q^A``, ``∂Γ^α/∂v^α``, ``s tr(g⁻¹ Γ_nh(g))``, ``k_j Γ_nh(b_j)/b_j``).  The exact route
+(:func:`anholo.analysis.invariant_measure.search_invariant_density`, small systems) searches
+``B^k F`` with F a polynomial in an ansatz, in normal forms.  docs/invariants.rst.
 """
 
 from __future__ import annotations
@@ -89,7 +95,8 @@ class NumericalInvariantDensity:
     flow : FlowProgram
     density : sympy expression or None
         N with ``N dq ∧ dv^1 ∧ … ∧ dv^m`` invariant (``v^α = q̇^{f_α}``), up to a constant factor:
-        1, ``det(g)^s``, or None if neither is invariant.
+        1, ``det(g)^s Π b_j^{k_j}`` (det by cofactors of g's shared entries; ``det(g)`` named for m > 4),
+        or None if no candidate is invariant.
     exponent : sympy Rational or None
         s of ``N = det(g)^s Π b_j^{k_j}`` (0 for the constant density).
     factors : sympy expression or None
