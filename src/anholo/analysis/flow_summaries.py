@@ -17,11 +17,16 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..algebra.decision import EXACT, NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision
 from ..algebra.presentation import Presenter, ReportBlock, align
 from ..algebra.printing import latex, tex_text
+from ..dynamics.maggi import MaggiSystem
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..geometry.distribution import Flag, flag_of
 from .first_integrals import FirstIntegrals, first_integrals
+from .flow_integrals import numerical_first_integrals
+from .flow_numerical import numerical_invariant_density
+from .flow_written import Written, write
 from .invariant_measure import InvariantDensity, search_invariant_density
 
 __all__ = ["ControllabilitySummary", "InvariantMeasureSummary", "FirstIntegralsSummary"]
@@ -99,12 +104,19 @@ _STOPPED = (" (search stopped at its CPU-time budget; run anholo.analysis.invari
 
 @dataclass(frozen=True, eq=False)
 class InvariantMeasureSummary(ReportBlock):
-    """Invariant measure ``N(q) dq ∧ dv^1 ∧ … ∧ dv^m`` of Γ_nh on C (coordinates of the nonholonomic
-    block's adapted frame), searched in the default ansatz; the divergence of Γ_nh and the
-    conditions for a constant density."""
+    """Invariant measure ``N(q) dq ∧ dv^1 ∧ … ∧ dv^m`` of Γ_nh on C, the divergence of Γ_nh and the
+    conditions for a constant density.
+
+    Exact route (:meth:`of`): coordinates of the nonholonomic block's adapted frame, the density
+    searched in the default ansatz in normal forms.  Large systems (:meth:`of_maggi`): coordinates
+    ``v^α = q̇^{f_α}`` of Maggi's frame, ``N = 1``, ``det(g)^s`` and products of powers tried and the
+    verdicts decided at random points (:func:`~anholo.analysis.flow_numerical.numerical_invariant_density`;
+    ``det(g)^{1/2}``: Fedorov & Jovanović (2004), Crampin & Mestdag (2010), §7.1).  The JSON block says
+    how it was decided (``"decided"``, with ``"points"`` and ``"tolerance"`` when numerical)."""
 
     result: InvariantDensity
     velocities: tuple
+    written: Written | None = None
 
     key = "invariant_measure"
     title = "Invariant measure of the nonholonomic field"
@@ -115,8 +127,23 @@ class InvariantMeasureSummary(ReportBlock):
         the catalogue's searches take under 1 s, the n-trailer's from n = 3 on longer)."""
         return cls(search_invariant_density(nh.field(), budget=budget), tuple(nh.free_velocities))
 
+    @classmethod
+    def of_maggi(cls, maggi: MaggiSystem, points: int = NUMERICAL_POINTS,
+                 tolerance: float = NUMERICAL_TOLERANCE) -> "InvariantMeasureSummary":
+        """The block of a large system (Maggi's route), decided numerically at random points."""
+        r = numerical_invariant_density(maggi, points, tolerance)
+        flow = r.flow
+        written = write(flow, [r.divergence_program, flow.program_of(flow.hessian())])
+        return cls(r, tuple(maggi.free_velocities), written)
+
+    @property
+    def decision(self) -> Decision:
+        return getattr(self.result, "decision", EXACT)
+
     def payload(self, p: Presenter) -> dict:
         r = self.result
+        if self.written is not None:
+            return {"invariant_measure": self._maggi_payload(p)}
         return {"invariant_measure": {
             "density": None if r.density is None else p.present(r.density),
             "measure": "N dq ∧ " + " ∧ ".join(f"d{v}" for v in self.velocities) + " on C",
@@ -127,7 +154,39 @@ class InvariantMeasureSummary(ReportBlock):
             "found_in": r.family,
             "searched": list(r.searched),
             "search_complete": r.complete,
+            **self.decision.to_dict(),
         }}
+
+    def _maggi_payload(self, p: Presenter) -> dict:
+        r, w = self.result, self.written
+        M = r.flow.maggi
+        m = M.m
+        out = {
+            "density": None if r.density is None else (self._large_density() if w.large else p.present(r.density)),
+            "measure": r.measure,
+            "divergence": w.json(p, 0),
+            "divergence_free": r.divergence_free,
+            "constant_density": r.divergence_free,
+            "constant_density_conditions": [],
+            "found_in": r.family,
+            "searched": list(r.searched),
+            "search_complete": True,
+            "exponent_of_det_g": None if r.exponent is None else str(r.exponent),
+            "residual": r.residual,
+            "route": "maggi",
+            **self.decision.to_dict(),
+        }
+        if w.large:
+            out["hessian"] = [[w.json(p, 1 + i * m + j) for j in range(m)] for i in range(m)]
+            out["cse"] = w.cse
+        return out
+
+    def _large_density(self) -> str:
+        """``det(g)**s * (product of powers)``, g the block's ``"hessian"`` (written with its shared subexpressions)."""
+        r = self.result
+        if not r.exponent:
+            return str(r.density)
+        return str(sp.Function("det")(sp.Symbol("g")) ** r.exponent * r.factors)
 
     def _verdict(self) -> str:
         r = self.result
@@ -149,15 +208,32 @@ class InvariantMeasureSummary(ReportBlock):
 
     def _conditions(self) -> str | None:
         r = self.result
-        if r.divergence_free:
+        if r.divergence_free or self.written is not None:
             return None
         conds = [c for c in r.constant_density_conditions if not c.is_number]
         if any(c.is_number and c != 0 for c in r.constant_density_conditions) or not conds:
             return "the constant density is not invariant"
         return "the constant density is invariant iff " + " and ".join(f"{c} = 0" for c in conds)
 
+    def _density_text(self, p: Presenter) -> str:
+        r, w = self.result, self.written
+        if w is not None and w.large:
+            return self._large_density() + "  (g: the Hessian of L_c in the free velocities, in the JSON report)"
+        return p.text(r.density)
+
     def text_lines(self, p: Presenter) -> list:
-        r = self.result
+        r, w = self.result, self.written
+        if w is not None:
+            M = r.flow.maggi
+            coords = ", ".join(f"{v} = {c.name}_dot" for v, c in zip(self.velocities, M.free_coordinates))
+            lines = [self._verdict() + ".", f"Measure N dq dv on C in the coordinates (q, {coords}) of Maggi's "
+                     f"frame; div Gamma_nh = {w.text(p, 0)}"]
+            if r.density is not None and not r.divergence_free:
+                lines.append(f"  N = {self._density_text(p)}   (ansatz: {r.family})")
+            if r.density is None:
+                lines.append("Searched: " + "; ".join(r.searched))
+            lines.append(f"Large system (Maggi's route): {self.decision}.")
+            return lines
         vs = ", ".join(str(v) for v in self.velocities)
         lines = [self._verdict() + ".", f"Measure N dq dv on C in the coordinates (q, {vs}); div Gamma_nh = "
                  + p.text(r.divergence)]
@@ -168,32 +244,47 @@ class InvariantMeasureSummary(ReportBlock):
             lines.append(cond)
         if r.density is None:
             lines.append("Searched: " + "; ".join(r.searched))
+        lines.append(f"Verdicts {self.decision} (normal forms).")
         return lines
 
     def latex_lines(self, p: Presenter) -> list:
-        r = self.result
-        rows = [rf"\operatorname{{div}}\Gamma_{{nh}} &= {p.latex(r.divergence)}"]
+        r, w = self.result, self.written
+        div = w.latex(p, 0) if w is not None else p.latex(r.divergence)
+        rows = [rf"\operatorname{{div}}\Gamma_{{nh}} &= {div}"]
         if r.density is not None:
-            rows.append(f"N &= {p.latex(r.density)}")
+            dens = (tex_text(self._large_density()) if w is not None and w.large else p.latex(r.density))
+            rows.append(f"N &= {dens}")
         out = [tex_text(self._verdict()) + "."] + align(rows)
         cond = self._conditions()
         if cond:
             out.append(tex_text(cond) + ".")
+        out.append(tex_text(f"Verdicts {self.decision}."))
         return out
 
     def summary(self) -> list:
         r = self.result
+        how = "" if self.decision.is_exact else " (decided numerically)"
         if r.density is None:
-            return ["invariant measure: none found in the default ansatz"]
-        return ["invariant measure: " + ("constant density" if r.divergence_free else f"density N = {r.density}")]
+            return ["invariant measure: none found in the default ansatz" + how]
+        if r.divergence_free:
+            return ["invariant measure: constant density" + how]
+        dens = self._large_density() if self.written is not None and self.written.large else str(r.density)
+        return ["invariant measure: " + f"density N = {dens}" + how]
 
 
 @dataclass(frozen=True, eq=False)
 class FirstIntegralsSummary(ReportBlock):
     """First integrals of Γ_nh: the energy (or its rate), the momentum equations of a declared
-    symmetry (Bloch et al. 1996) and integrals linear in the velocities with constant coefficients."""
+    symmetry (Bloch et al. 1996) and integrals linear in the velocities with constant coefficients.
+
+    Exact route (:meth:`of`): zero tests in normal forms and an ansatz search.  Large systems
+    (:meth:`of_maggi`): the energy and the momenta ``J_ξ = p_A ξ^A`` of the generators, their rates as
+    programs sharing the field's definitions, "conserved" decided at random points
+    (:func:`~anholo.analysis.flow_integrals.numerical_first_integrals`).  The JSON details say how it
+    was decided (``"decided"``, with ``"points"`` and ``"tolerance"`` when numerical)."""
 
     result: FirstIntegrals
+    written: Written | None = None
 
     key = "first_integrals"
     title = "First integrals of the nonholonomic field"
@@ -203,43 +294,120 @@ class FirstIntegralsSummary(ReportBlock):
         """The block; the ansatz search starts no further ansatz after ``budget`` seconds of CPU time."""
         return cls(first_integrals(nh.field(), generators=generators, budget=budget))
 
+    @classmethod
+    def of_maggi(cls, maggi: MaggiSystem, generators=(), points: int = NUMERICAL_POINTS,
+                 tolerance: float = NUMERICAL_TOLERANCE) -> "FirstIntegralsSummary":
+        """The block of a large system (Maggi's route), decided numerically at random points."""
+        r = numerical_first_integrals(maggi, generators, points, tolerance)
+        rates = [] if r.energy_conserved else [r.energy_rate_program]
+        rates += [mo.rate_program for mo in r.momentum if not mo.conserved]
+        natural = [i.natural for i in r.integrals] + [mo.momentum for mo in r.momentum]
+        return cls(r, write(r.flow, rates, natural))
+
+    @property
+    def decision(self) -> Decision:
+        return getattr(self.result, "decision", EXACT)
+
+    def _exprs(self, p: Presenter | None):
+        """``(integrals, energy_rate, [(momentum, rate)])`` as JSON leaves (``p``) or text (``p`` None: see _texts)."""
+        r, w = self.result, self.written
+        if w is None:
+            return ([p.present(i.natural) for i in r.integrals], p.present(r.energy_rate),
+                    [(p.present(mo.momentum), p.present(mo.rate)) for mo in r.momentum])
+        nrates = (0 if r.energy_conserved else 1) + sum(1 for mo in r.momentum if not mo.conserved)
+        pos = nrates
+        integrals = [w.json(p, pos + k) for k in range(len(r.integrals))]
+        pos += len(r.integrals)
+        momenta = [w.json(p, pos + k) for k in range(len(r.momentum))]
+        k = 0
+        energy_rate = sp.S.Zero
+        if not r.energy_conserved:
+            energy_rate, k = w.json(p, 0), 1
+        out = []
+        for mo, J in zip(r.momentum, momenta):
+            if mo.conserved:
+                out.append((J, sp.S.Zero))
+            else:
+                out.append((J, w.json(p, k)))
+                k += 1
+        return integrals, energy_rate, out
+
+    def _texts(self, p: Presenter):
+        """The same as text: ``(integrals, energy_rate, [(momentum, rate)])``."""
+        r, w = self.result, self.written
+        if w is None:
+            return ([p.text(i.natural) for i in r.integrals], p.text(r.energy_rate),
+                    [(p.text(mo.momentum), p.text(mo.rate)) for mo in r.momentum])
+        nrates = (0 if r.energy_conserved else 1) + sum(1 for mo in r.momentum if not mo.conserved)
+        integrals = [w.text(p, nrates + k) for k in range(len(r.integrals))]
+        momenta = [w.text(p, nrates + len(r.integrals) + k) for k in range(len(r.momentum))]
+        k, energy_rate = 0, "0"
+        if not r.energy_conserved:
+            energy_rate, k = w.text(p, 0), 1
+        out = []
+        for mo, J in zip(r.momentum, momenta):
+            if mo.conserved:
+                out.append((J, "0"))
+            else:
+                out.append((J, w.text(p, k)))
+                k += 1
+        return integrals, energy_rate, out
+
     def payload(self, p: Presenter) -> dict:
-        r = self.result
-        return {
-            "first_integrals": [p.present(i.natural) for i in r.integrals],
-            "first_integrals_details": {
-                "kinds": [i.kind for i in r.integrals],
-                "energy_conserved": r.energy_conserved,
-                "energy_rate": p.present(r.energy_rate),
-                "momentum_equations": [{"coefficients": [p.present(c) for c in m.coefficients],
-                                        "momentum": p.present(m.momentum), "rate": p.present(m.rate),
-                                        "conserved": m.conserved} for m in r.momentum],
-                "searched": list(r.searched),
-                "search_complete": r.complete,
-            },
+        r, w = self.result, self.written
+        integrals, energy_rate, momenta = self._exprs(p)
+        details = {
+            "kinds": [i.kind for i in r.integrals],
+            "energy_conserved": r.energy_conserved,
+            "energy_rate": energy_rate,
+            "momentum_equations": [{"coefficients": [p.present(c) for c in mo.coefficients],
+                                    "momentum": J, "rate": rate, "conserved": mo.conserved}
+                                   for mo, (J, rate) in zip(r.momentum, momenta)],
+            "searched": list(r.searched),
+            "search_complete": r.complete,
+            **self.decision.to_dict(),
         }
+        if w is not None:
+            details["route"] = "maggi"
+            if w.large:
+                details["cse"] = w.cse
+        return {"first_integrals": integrals, "first_integrals_details": details}
 
     def text_lines(self, p: Presenter) -> list:
         r = self.result
+        integrals, energy_rate, momenta = self._texts(p)
         lines = ["Conserved by Gamma_nh (in q, q_dot, valid on C):"]
-        lines += [f"  {i.kind}: {p.text(i.natural)}" for i in r.integrals] or ["  none found"]
+        lines += [f"  {i.kind}: {t}" for i, t in zip(r.integrals, integrals)] or ["  none found"]
         if not r.energy_conserved:
-            lines.append(f"Energy not conserved: dE/dt = {p.text(r.energy_rate)}")
+            lines.append(f"Energy not conserved: dE/dt = {energy_rate}")
         if r.momentum:
             lines.append("Nonholonomic momentum equations d/dt J = rate (Bloch et al. 1996):")
-            lines += [f"  d/dt ({p.text(m.momentum)}) = {p.text(m.rate)}" for m in r.momentum]
-        lines.append("Searched: " + ("; ".join(r.searched) or "nothing (time budget)"))
+            lines += [f"  d/dt ({J}) = {rate}" for J, rate in momenta]
+        if self.written is not None:
+            lines.append("Large system (Maggi's route): the energy and the momenta of the symmetry generators, no "
+                         f"ansatz search; {self.decision}.")
+        else:
+            lines.append("Searched: " + ("; ".join(r.searched) or "nothing (time budget)"))
+            lines.append(f"Verdicts {self.decision} (normal forms).")
         return lines
 
     def latex_lines(self, p: Presenter) -> list:
-        r = self.result
-        rows = [f"F_{{{k + 1}}} &= {p.latex(i.natural)}" for k, i in enumerate(r.integrals)]
-        if not r.energy_conserved:
-            rows.append(rf"\dot E &= {p.latex(r.energy_rate)}")
-        rows += [rf"\frac{{d}}{{dt}}\left({p.latex(m.momentum)}\right) &= {p.latex(m.rate)}" for m in r.momentum]
-        return ["First integrals (" + ", ".join(tex_text(i.kind) for i in r.integrals) + "):"] + align(rows)
+        r, w = self.result, self.written
+        if w is None:
+            rows = [f"F_{{{k + 1}}} &= {p.latex(i.natural)}" for k, i in enumerate(r.integrals)]
+            if not r.energy_conserved:
+                rows.append(rf"\dot E &= {p.latex(r.energy_rate)}")
+            rows += [rf"\frac{{d}}{{dt}}\left({p.latex(m.momentum)}\right) &= {p.latex(m.rate)}" for m in r.momentum]
+        else:
+            nrates = (0 if r.energy_conserved else 1) + sum(1 for mo in r.momentum if not mo.conserved)
+            rows = [f"F_{{{k + 1}}} &= {w.latex(p, nrates + k)}" for k in range(len(r.integrals))]
+            if not r.energy_conserved:
+                rows.append(rf"\dot E &= {w.latex(p, 0)}")
+        return (["First integrals (" + ", ".join(tex_text(i.kind) for i in r.integrals) + "):"] + align(rows)
+                + [tex_text(f"Verdicts {self.decision}.")])
 
     def summary(self) -> list:
         r = self.result
         kinds = [i.kind for i in r.integrals]
-        return [f"first integrals: {len(kinds)} found" + (f" ({', '.join(kinds)})" if kinds else "")]
+        how = "" if self.decision.is_exact else ", decided numerically"
+        return [f"first integrals: {len(kinds)} found" + (f" ({', '.join(kinds)})" if kinds else "") + how]
