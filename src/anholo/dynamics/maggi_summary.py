@@ -12,12 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..algebra.decision import Decision
 from ..algebra.engine import printed, to_engine
 from ..algebra.presentation import Presenter, ReportBlock
 from .maggi import MaggiSystem
 from .maggi_vakonomic import MaggiVakonomic
 
 __all__ = ["MaggiSummary", "LargeEulerLagrangeSummary", "LargeVakonomicSummary"]
+
+#: How Maggi's route decides integrability of D (``R^a_αβ`` at random points) and regularity (the
+#: condition number of ``g_αβ`` at a random point): :meth:`MaggiSystem.distribution_is_integrable`,
+#: :meth:`MaggiSystem.check_regular`.
+_INTEGRABILITY_DECISION = Decision.numerical(3, 1e-9)
+_REGULARITY_DECISION = Decision.numerical(1, 1e-14)
 
 _HINT = "complete in the JSON report (--json), or from Python: System.load(FILE).nonholonomic().implicit_form()"
 
@@ -65,6 +72,7 @@ class MaggiSummary(ReportBlock):
             "integrable": self.integrable,
             "affine": nh.is_affine,
             "route": "maggi",
+            **_INTEGRABILITY_DECISION.to_dict(),
             "dependent": [c.name for c in nh.dependent_coordinates],
             "free": [c.name for c in nh.free_coordinates],
             "frame": {"vectors": out["frame"], "structure": out["structure"]},
@@ -151,6 +159,7 @@ class LargeEulerLagrangeSummary(ReportBlock):
             "lagrangian_quasi": str(to_engine(nh.lagrangian).xreplace(
                 {to_engine(u): to_engine(v) for u, v in zip(nh.chart.velocities, nh.free_velocities)})),
             "regular": True,
+            **_REGULARITY_DECISION.to_dict(),
             "route": "maggi",
             "hamel_equations": [{"lhs": a, "rhs": b} for a, b in zip(lhs, F)],
             "euler_lagrange": {"q_ddot": {q.name: e for q, e in zip(nh.chart.coordinates, qdd)}, "v_dot": vdot,

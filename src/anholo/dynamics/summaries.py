@@ -131,6 +131,7 @@ class EulerLagrangeSummary(ReportBlock):
         out = {
             "lagrangian_quasi": p.present(self.lagrangian.expr),
             "regular": self.regular,
+            "decided": "exact",
             "hamel_equations": [{"lhs": p.present(sides(e)[0]), "rhs": p.present(sides(e)[1])} for e in self.hamel],
         }
         if self.regular:
@@ -312,6 +313,7 @@ class VakonomicSummary(ReportBlock):
             "lambda_dot": [p.present(e) for e in self.lambda_dot],
             **({"forces": self._FORCES_NOTE} if self.forced else {}),
             **({} if self.implicit is None else {"implicit": self.implicit.payload()}),
+            "decided": "exact",
         }}
 
     def _rule(self) -> str:
