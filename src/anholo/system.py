@@ -278,6 +278,13 @@ class System:
         constraints), its forces, and its quasi-velocity names for the free velocities."""
         if dependent is None and "_maggi" in self.__dict__:
             return self.__dict__["_maggi"]
+        if dependent is None and self._symmetry_directions():
+            try:  # X_a = the symmetry's generators: Maggi's section -p is then the Chaplygin one
+                out = self.maggi(self._symmetry_directions())
+                self.__dict__["_maggi"] = out
+                return out
+            except AnholoError:
+                pass
         forces = self.forces.total if self.forces is not None else None
         time = self.time if self.time is not None and (self.lagrangian_time is not None or self.is_time_dependent) \
             else None
@@ -288,6 +295,22 @@ class System:
         if dependent is None:
             self.__dict__["_maggi"] = out
         return out
+
+    def _symmetry_directions(self) -> tuple:
+        """The coordinates ``q^P`` whose fields ``∂/∂q^P`` are the generators of the file's ``[symmetry]``
+        (translations), when there are as many as constraints; else ``()``.  Maggi's route then takes
+        their velocities as the dependent ones, so that its complement ``X_a = ∂/∂q^P`` is the symmetry's."""
+        gens = (self.symmetry or {}).get("generators", ()) if self.symmetry else ()
+        if not gens or len(gens) != len(self.constraints):
+            return ()
+        out = []
+        for g in gens:
+            comps = [sp.sympify(c) for c in g]
+            ones = [A for A, c in enumerate(comps) if c != 0]
+            if len(ones) != 1 or comps[ones[0]] != 1:
+                return ()
+            out.append(self.chart.coordinates[ones[0]])
+        return tuple(out) if len(set(out)) == len(out) else ()
 
     def free_maggi(self) -> MaggiSystem:
         """The free system (no constraints) in Maggi's form: the Euler–Lagrange field ``W q̈ = F`` of a large

@@ -78,3 +78,12 @@ def test_json_says_how_it_was_decided(tmp_path):
     d = json.loads(json.dumps(numerical_consistency(system.maggi()).to_dict()))
     assert d["decided"] == "numerical" and d["points"] >= 5 and d["tolerance"] == pytest.approx(1e-8)
     assert d["strong"] is True and d["weak"] is True
+
+
+def test_the_catalogue_disk_takes_its_symmetry_as_complement():
+    """With a [symmetry] of translations, Maggi's dependent velocities are the symmetry's, so its −p is
+    the Chaplygin section and the published verdict (consistent) comes out of the catalogue file."""
+    system = System.load("vertical_rolling_disk")
+    assert [c.name for c in system.maggi().dependent_coordinates] == ["x", "y"]
+    verdict = numerical_consistency(system.maggi())
+    assert verdict.strong is True and verdict.section == "-p"

@@ -121,7 +121,8 @@ class FlowProgram:
             K[P] = K[P] + red["beta"][a]
         args = tuple(M.program_args())
         field = Program(args, tuple(pairs), tuple(K) + tuple(res["v_dot"]) + tuple(res["mu"])).pruned()
-        return dict(field=field, qdot=tuple(K), vdot=tuple(res["v_dot"]), mu=tuple(res["mu"]), v=v,
+        return dict(field=field, all_pairs=tuple(pairs), qdot=tuple(K), vdot=tuple(res["v_dot"]),
+                    mu=tuple(res["mu"]), v=v,
                     names={str(a) for a, _ in pairs} | {str(a) for a in args})
 
     @property
@@ -170,7 +171,7 @@ class FlowProgram:
         """A program of ``exprs`` (in the arguments and the names of the field's definitions): the field's
         definitions they use, then their own common subexpressions (renamed apart)."""
         exprs = [to_engine(e) for e in exprs]
-        known = set(self.args) | {a for a, _ in self.field.pairs}
+        known = set(self.args) | {a for a, _ in self._data["all_pairs"]}
         stray = {s for e in exprs for s in e.free_symbols} - known
         if stray:
             raise DimensionError(
@@ -179,15 +180,15 @@ class FlowProgram:
                 f"{', '.join(sorted(map(str, stray)))}; substitute the dependent velocities with on_C().")
         own, reduced = engine_cse(exprs) if exprs else ([], [])
         own, reduced = _renamed(own, reduced, set(self._data["names"]), "f")
-        return Program(self.args, tuple(self.field.pairs) + tuple(own), tuple(reduced)).pruned()
+        return Program(self.args, self._data["all_pairs"] + tuple(own), tuple(reduced)).pruned()
 
     def _merged(self, prog: Program, outputs: Sequence) -> Program:
         """``outputs`` (over the definitions of ``prog``, which extend a subset of the field's) as a
         program whose definitions are the field's followed by ``prog``'s others, renamed apart."""
-        field_names = {a for a, _ in self.field.pairs}
+        field_names = {a for a, _ in self._data["all_pairs"]}
         extra = [(a, b) for a, b in prog.pairs if a not in field_names]
         extra, outputs = _renamed(extra, outputs, set(self._data["names"]), "g")
-        return Program(self.args, tuple(self.field.pairs) + tuple(extra), tuple(outputs)).pruned()
+        return Program(self.args, self._data["all_pairs"] + tuple(extra), tuple(outputs)).pruned()
 
     def along(self, fs: Sequence) -> Program:
         """``Γ_nh(f)`` for each ``f(t, q, v)`` of ``fs`` (sympy or symengine expressions in ``args``, or in
@@ -231,9 +232,9 @@ class FlowProgram:
     def joined(self, *programs: Program) -> Program:
         """One program with the outputs of ``programs`` in order (each one of this field's programs: the
         field's definitions, then its own, which are renamed apart here)."""
-        field_names = {a for a, _ in self.field.pairs}
+        field_names = {a for a, _ in self._data["all_pairs"]}
         taken = set(self._data["names"])
-        pairs, outputs = list(self.field.pairs), []
+        pairs, outputs = list(self._data["all_pairs"]), []
         for i, prog in enumerate(programs):
             extra = [(a, b) for a, b in prog.pairs if a not in field_names]
             extra, outs = _renamed(extra, prog.outputs, taken, f"j{i}_")
@@ -255,11 +256,11 @@ class FlowProgram:
         da, (ra, ca) = acc.derivatives(self.v)
         terms = ([dk.outputs[rk + A * ck + A] for A in range(n)]
                  + [da.outputs[ra + al * ca + al] for al in range(ra)])
-        field_names = {a for a, _ in self.field.pairs}
+        field_names = {a for a, _ in self._data["all_pairs"]}
         taken = set(self._data["names"])
         extra_k, terms_k = _renamed([(a, b) for a, b in dk.pairs if a not in field_names], terms[:n], taken, "g")
         extra_a, terms_a = _renamed([(a, b) for a, b in da.pairs if a not in field_names], terms[n:], taken, "h")
-        return Program(self.args, tuple(self.field.pairs) + tuple(extra_k) + tuple(extra_a),
+        return Program(self.args, self._data["all_pairs"] + tuple(extra_k) + tuple(extra_a),
                        tuple(terms_k) + tuple(terms_a)).pruned()
 
     def divergence(self) -> Program:
