@@ -39,6 +39,7 @@ from ..analysis.sections import Section
 from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, REPORT_SEARCH_BUDGET, ChaplyginSummary,
                                   ChetaevSummary)
 from ..dynamics.maggi import MaggiSystem
+from ..analysis.chaplygin_numerical import translation_chaplygin
 from ..analysis.consistency_numerical import numerical_consistency
 from ..dynamics.maggi_summary import LargeEulerLagrangeSummary, LargeVakonomicSummary, MaggiSummary
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
@@ -65,9 +66,10 @@ _FLOW_CALLS = {
 }
 
 
-_CHAPLYGIN_NOTE = ("the Chaplygin analysis (reduced Lagrangian, curvature, the sections -p + c) is built on the "
-                   "exact route's normal forms, and this system takes Maggi's route ({why}); compute it in Python "
-                   "with System.load(FILE).chaplygin()")
+_CHAPLYGIN_NOTE = ("on Maggi's route the Chaplygin analysis is made for a symmetry of translations of as many "
+                   "coordinates as constraints (docs/chaplygin.rst); for this symmetry it is built on the exact "
+                   "route's normal forms, and this system takes Maggi's route ({why}); compute it in Python with "
+                   "System.load(FILE).chaplygin()")
 
 
 class _NotApplicable(Exception):
@@ -416,6 +418,12 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         if getattr(system, "forces", None) is not None or getattr(system, "lagrangian_time", None) is not None:
             raise _NotApplicable("the Chaplygin reduction is implemented for time-independent systems without "
                                  "non-potential forces")
+        if maggi():
+            directions = system._symmetry_directions() if hasattr(system, "_symmetry_directions") else ()
+            if not directions or tuple(nh().dependent_coordinates) != tuple(sorted(
+                    directions, key=system.chart.coordinates.index)):
+                raise _NotApplicable(_CHAPLYGIN_NOTE.format(why=system.route[1]))
+            return translation_chaplygin(nh())
         if "chaplygin" not in cache:
             t0 = time.process_time()
             ch = system.chaplygin()
@@ -427,6 +435,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         return exact_nh().constraints.is_affine
 
     def consistency():
+        if maggi():
+            if nh().is_affine:
+                raise _NotApplicable("consistency is decided for linear constraints; these are affine")
+            return numerical_consistency(nh())
         extra = ()
         if "chaplygin" in applies:
             try:
@@ -434,10 +446,6 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 extra = block.sections if block is not None else ()
             except (AnholoError, _NotApplicable):
                 extra = ()
-        if maggi():
-            if nh().is_affine:
-                raise _NotApplicable("consistency is decided for linear constraints; these are affine")
-            return numerical_consistency(nh())
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
         # the report's searches share REPORT_SEARCH_BUDGET: what the Chaplygin block used is not given again
