@@ -6,6 +6,8 @@
   coordinates, dependent speeds, nonholonomic constraints).
 * :func:`whipple_bicycle` — ``test_bicycle`` of test_kane3.py (Meijaard et al. (2007) benchmark
   geometry; wheel angles and rear contact position not introduced) with the paper's values.
+* :func:`rattleback` — Kane & Levinson's (1982) rattleback (ellipsoidal bottom, rolling constraints as
+  velocity constraints, contact point from the ellipsoid's support function) with their values.
 
 Each returns ``(KanesMethod after kanes_equations, parameter values)``.
 """
@@ -168,3 +170,49 @@ def whipple_bicycle(steer_torque=False):
     if steer_torque:
         values[T] = 0.7
     return KM, {k: float(v) for k, v in values.items()}
+
+
+def rattleback():
+    """The rattleback of Kane & Levinson (1982): a rigid body with an ellipsoidal bottom rolling without
+    slipping on a horizontal plane under gravity, built as a sympy.physics.mechanics user would.
+
+    Body frame R (x along the long semi-axis a, y along b, z along c, z up at rest), oriented by the
+    body-fixed z-x-y angles (yaw, roll, pitch); (x, y) is the contact point P on the ground.  With
+    ``n = (n1, n2, n3)`` the components of the upward vertical N.z in R, the contact point of the
+    ellipsoid x²/a² + y²/b² + z²/c² = 1 relative to its centre E is ``−(a² n1, b² n2, c² n3)/ε``,
+    ``ε = sqrt(a² n1² + b² n2² + c² n3²)``; the mass centre G lies on the c axis at distance h from E
+    towards the bottom (Kane & Levinson's h, the distance from the ellipsoid's centre to G).  Central
+    inertia ``A xx + B yy + C zz + D (xy + yx)`` in R (D the product of inertia of the a and b axes).
+    Generalized speeds: the angle rates u1, u2, u3 and u4, u5 = ẋ, ẏ (dependent); the rolling
+    constraints are the horizontal components of the velocity ``v_G + ω × (r_P − r_G)`` of the body's
+    point at P (its vertical component vanishes identically: the height of G is the support function
+    ``ε − h n3`` of the orientation, so there is no holonomic constraint).
+
+    Values: Kane & Levinson (1982) in SI units, as in Autolev's rattleback sample problem (Online
+    Dynamics Inc., Kane & Levinson's program): a = 0.20, b = 0.03, c = 0.02, h = 0.01 m, m = 1 kg,
+    A = 2e-4, B = 1.6e-3, C = 1.7e-3 kg m², D = 2e-5 kg m² in these axes (z up), g = 9.81 m/s².
+    """
+    yaw, roll, pitch, x, y = dynamicsymbols('yaw roll pitch x y')
+    u1, u2, u3, u4, u5 = dynamicsymbols('u1:6')
+    t = dynamicsymbols._t
+    a, b, c, h, m, g, A, B, C, D = symbols('a b c h m g A B C D')
+    N = ReferenceFrame('N')
+    R = ReferenceFrame('R')
+    R.orient_body_fixed(N, (yaw, roll, pitch), 'zxy')
+    kd = [yaw.diff(t) - u1, roll.diff(t) - u2, pitch.diff(t) - u3, x.diff(t) - u4, y.diff(t) - u5]
+    n1, n2, n3 = (dot(N.z, e) for e in (R.x, R.y, R.z))
+    eps = sqrt(a**2 * n1**2 + b**2 * n2**2 + c**2 * n3**2)
+    O = Point('O')
+    O.set_vel(N, 0)
+    P = O.locatenew('P', x * N.x + y * N.y)
+    P.set_vel(N, u4 * N.x + u5 * N.y)
+    E = P.locatenew('E', (a**2 * n1 * R.x + b**2 * n2 * R.y + c**2 * n3 * R.z) / eps)
+    G = E.locatenew('G', -h * R.z)
+    body = RigidBody('rattleback', G, R, m, (inertia(R, A, B, C, D, 0, 0), G))
+    v_contact = G.vel(N) + cross(R.ang_vel_in(N), P.pos_from(G))
+    fnh = [dot(v_contact, N.x), dot(v_contact, N.y)]
+    KM = KanesMethod(N, [yaw, roll, pitch, x, y], [u1, u2, u3], kd, u_dependent=[u4, u5],
+                     velocity_constraints=fnh, constraint_solver='LU')
+    KM.kanes_equations([body], [(G, -m * g * N.z)])
+    values = {a: 0.20, b: 0.03, c: 0.02, h: 0.01, m: 1.0, A: 2e-4, B: 1.6e-3, C: 1.7e-3, D: 2e-5, g: 9.81}
+    return KM, values

@@ -27,9 +27,9 @@ from anholo.examples import example_names, load_example
 from anholo.system import System
 
 #: Catalogue systems with linear or affine constraints (the route of System.nonholonomic()).
-LINEAR = [name for name in example_names()
+LINEAR = [pytest.param(name, marks=pytest.mark.slow) if name == "rattleback" else name for name in example_names()
           if name not in ("whipple_bicycle",) and load_example(name).constraints
-          and not load_example(name).functions]
+          and not load_example(name).functions]  # the rattleback's sympy oracle takes about 20 s
 
 
 def _linear(name) -> bool:
