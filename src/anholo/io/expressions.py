@@ -216,7 +216,7 @@ class _Converter:
         pos = f" ({self.source.node_position(node)})" if node is not None else ""
         return LimitError(
             f'{self.where}: {what} in "{shown(self.source.text, 60)}"{pos} exceeds the limit of {bound} '
-            f"({name}); raise it with --limits {name}=N on the command line or "
+            f"({name}); raise it with anholo --limits {name}=N COMMAND … on the command line or "
             f"anholo.io.limits.raised_limits({name}=N) in Python.")
 
     def sized(self, value: sp.Basic, node: ast.AST) -> sp.Basic:

@@ -139,7 +139,7 @@ def raised_limits(**changes):
 
 
 def _hint(name: str, value: int) -> str:
-    return (f"raise it with --limits {name}={value} on the command line, or "
+    return (f"raise it with anholo --limits {name}={value} COMMAND … on the command line, or "
             f"anholo.io.limits.raised_limits({name}={value}) in Python")
 
 
