@@ -49,6 +49,7 @@ EXPECTED = {
     "nonminimal_pendulum": "Non-minimal pendulum",
     "tilted_knife_edge": "Knife edge on a periodically tilted plane",
     "whipple_bicycle": "Whipple bicycle",
+    "whipple_bicycle_pitch_rate": "Whipple bicycle (pitch-rate constraint)",
 }
 # Generated families, listed once by list_examples.
 FAMILIES = {

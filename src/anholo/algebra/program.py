@@ -12,7 +12,11 @@ and outputs written with them.  Such a program
 * compiles to one Python function of scalars (``math`` functions, one local per definition), the
   code generation of PyDy (Gede, Peterson, Sinha & Moore 2013) without a C compiler.
 
-The expressions are symengine's (:mod:`anholo.algebra.engine`).
+The expressions are symengine's (:mod:`anholo.algebra.engine`).  A program never holds a literal
+``nan``, ``zoo`` or ``oo`` (symengine makes them from a division by a symbolic zero, e.g. ``1/sqrt(0)``,
+``0*zoo``): construction raises :class:`~anholo.errors.NonFiniteExpressionError` naming the definition
+or output, and the derivatives of ``Abs`` and ``sign`` are ``sign(f) df`` and ``0``
+(:func:`~anholo.algebra.engine.engine_diff`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .engine import engine_cse, printed, se, zero
+from ..errors import NonFiniteExpressionError
+from .engine import engine_cse, engine_diff, has_kinks, nonfinite, printed, se, zero
 
 __all__ = ["Program", "MATH_NAMESPACE"]
 
@@ -44,6 +49,19 @@ class Program:
     pairs: tuple
     outputs: tuple
 
+    def __post_init__(self):
+        for name, value in self.pairs:
+            if nonfinite(value):
+                raise NonFiniteExpressionError(
+                    f"the shared subexpression {name} = {_short(value)} holds a non-finite constant (nan, zoo or "
+                    "oo: a division by a symbolic zero, e.g. a square root whose argument vanishes identically); "
+                    "rewrite the expression it comes from so that it is defined.")
+        for i, out in enumerate(self.outputs):
+            if nonfinite(out):
+                raise NonFiniteExpressionError(
+                    f"output {i} of the program, {_short(out)}, holds a non-finite constant (nan, zoo or oo: a "
+                    "division by a symbolic zero); rewrite the expression it comes from so that it is defined.")
+
     @classmethod
     def from_expressions(cls, args: Sequence, exprs: Sequence) -> "Program":
         """The program of ``exprs`` with their common subexpressions."""
@@ -58,6 +76,7 @@ class Program:
         for j, z in enumerate(variables):
             d.setdefault(z, [None] * len(variables))[j] = se.Integer(1)
         new_pairs = list(self.pairs)
+        kinks = has_kinks([e for _, e in self.pairs] + list(self.outputs))
         used = {str(a) for a, _ in self.pairs} | {str(a) for a in self.args}
         count = 0
 
@@ -75,7 +94,7 @@ class Program:
                 ds = d.get(s)
                 if ds is None:
                     continue
-                partial = expr.diff(s)
+                partial = engine_diff(expr, s, kinks)
                 if partial == 0:
                     continue
                 for j, dz in enumerate(ds):
@@ -120,7 +139,8 @@ class Program:
 
     def evaluate(self, values) -> list:
         """The outputs at one point (``values``: argument name → number), without compiling: each needed
-        definition is evaluated once, in order (cheaper than :meth:`compile` for a single point)."""
+        definition is evaluated once, in order (cheaper than :meth:`compile` for a single point).  An output
+        that is undefined at the point (a division by zero there) is ``nan``."""
         env = {se.Symbol(str(k)): se.RealDouble(float(v)) for k, v in values.items()}
 
         def num(e):
@@ -134,7 +154,7 @@ class Program:
             val = num(o)
             if val.free_symbols:
                 raise ValueError(f"Program.evaluate: no value for {', '.join(sorted(map(str, val.free_symbols)))}")
-            out.append(complex(val))
+            out.append(_complex(val))
         return out
 
     def body(self, names: Mapping, module: str = "") -> tuple:
@@ -157,6 +177,18 @@ class Program:
         namespace = dict(MATH_NAMESPACE)
         exec(compile("\n".join(source), "<anholo program>", "exec"), namespace)  # noqa: S102 - generated code
         return namespace["_program"]
+
+
+def _complex(val) -> complex:
+    """A symengine number as a complex; ``nan`` for ``nan``, ``zoo``, ``±oo`` (undefined at the point)."""
+    if nonfinite(val):
+        return complex(float("nan"), 0.0)
+    return complex(val)
+
+
+def _short(e, limit: int = 160) -> str:
+    text = str(e)
+    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 _MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
