@@ -195,6 +195,8 @@ _MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "
          "exp", "log", "sqrt")
 
 
+_RECIPROCAL = {"sec": "cos", "csc": "sin", "cot": "tan"}
+
 #: The names generated code with ``module=""`` uses (``math`` functions).
 MATH_NAMESPACE = {name: getattr(math, name) for name in _MATH}
 MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e)
@@ -227,6 +229,8 @@ class _Printer:
                 return f"({body})" if k > 0 else f"(1.0/({body}))"
             return f"({self(base)}**{self(ex)})"
         name = type(e).__name__.lower()
+        if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
+            return f"(1.0/{self.module}{_RECIPROCAL[name]}({self(e.args[0])}))"
         if e.is_Function or name in _MATH:
             fname = ({"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
                       "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}.get(name, name) if self.module
