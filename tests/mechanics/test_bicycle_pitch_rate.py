@@ -121,6 +121,22 @@ def test_field_equals_the_bundled_bicycle_on_the_contact_surface(pitch_rate):
         assert max(abs(wrong[c] - ref[c]) for c in names) > 1e-4 * scale
 
 
+def test_cli_linearize_with_set_values_gives_the_published_matrix():
+    """``anholo linearize`` with the benchmark values given by --set (the file has none): the published
+    lean/steer state matrix of Meijaard et al. (2007) (as sympy's test_kane3.py holds it)."""
+    from mechanics.test_bicycle_maggi import published
+
+    benchmark = System.load("whipple_bicycle").values
+    sets = [a for k, v in benchmark.items() for a in ("--set", f"{k}={float(v)!r}")]
+    out = io.StringIO()
+    assert main(["linearize", NAME, "--states", "lean,steer,v1,v2", "--sweep", "v3=0:33.333333333333336:3",
+                 "--json", *sets], out=out) == 0
+    data = json.loads(out.getvalue())
+    for v3, result in zip(data["values"], data["results"]):
+        assert np.abs(np.array(result["A"]) - published(v3 * 0.3)).max() < 1e-8
+    assert np.abs(np.array(data["results"][1]["A"]) - published(6.0)).max() > 1e-3  # the check can fail
+
+
 def test_cli_analyze_json_gives_the_nonholonomic_block():
     out = io.StringIO()
     assert main(["analyze", NAME, "--sections", "nonholonomic", "--json"], out=out) == 0
