@@ -206,6 +206,9 @@ def test_square_root_particle_has_no_constant_density_and_no_internal_error(tmp_
     result = search_invariant_density(field)
     assert result.density is None and result.complete and not result.divergence_free
     assert result.searched
+    # no parameters: div Γ ≠ 0 (below) cannot vanish under a condition; no spurious sign(cos x) = 0 either
+    assert any(cond.is_number and cond != 0 for cond in result.constant_density_conditions)
+    assert not any(cond.has(sp.sign) for cond in result.constant_density_conditions)
     rhs, _ = _coordinate_field(s, field, {"c": 0.7})
     rng = np.random.default_rng(1)
     for z in rng.uniform(-0.8, 0.8, size=(3, 5)):

@@ -25,8 +25,8 @@ Two guards for expressions with square roots, ``Abs`` and ``sign``:
 
 * :func:`engine_diff` — symengine leaves ``d|f|/dx`` and ``d sign(f)/dx`` unevaluated (``Derivative``
   and ``Subs`` nodes, which neither evaluate nor compile); they are replaced by
-  ``d|f|/dx = sign(f) df/dx`` and ``d sign(f)/dx = 0``, valid wherever ``f ≠ 0`` (the classical
-  derivatives of these piecewise-smooth functions, e.g. Leine & Nijmeijer (2004), ch. 2);
+  ``d|f|/dx = sign(f) df/dx`` and ``d sign(f)/dx = 0``, valid wherever ``f ≠ 0`` (on each region
+  where ``f`` keeps its sign, ``|f| = ±f`` and ``sign(f) = ±1``);
 * :func:`nonfinite` — whether an expression holds a literal ``nan``, ``zoo`` or ``±oo``: symengine's
   automatic simplification makes them from a division by a symbolic zero (``1/sqrt(0) = zoo``,
   ``0*zoo = nan``), e.g. a square root whose argument vanishes identically after substituting the

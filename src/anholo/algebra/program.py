@@ -135,7 +135,10 @@ class Program:
             if name in needed:
                 keep.append((name, value))
                 needed |= value.free_symbols
-        return Program(self.args, tuple(reversed(keep)), self.outputs)
+        out = object.__new__(Program)  # a subset of checked definitions: not checked again
+        for name, value in (("args", self.args), ("pairs", tuple(reversed(keep))), ("outputs", self.outputs)):
+            object.__setattr__(out, name, value)
+        return out
 
     def evaluate(self, values) -> list:
         """The outputs at one point (``values``: argument name → number), without compiling: each needed
