@@ -29,7 +29,8 @@ system solved exactly over ``QQ(parameters)`` (:func:`anholo.algebra.elimination
 Square roots of squares, ``Abs`` and ``sign`` (e.g. ``sqrt(1 - sin(x)^2) = |cos x|``) are handled on
 the regions where their arguments keep a sign: there ``sign(f) = σ`` is a constant ``±1`` (its
 derivative vanishes) and ``|f| = σ f``.  The search replaces each ``sign(f)`` by a symbol ``σ`` with
-``σ² = 1`` and ``|f|`` by ``σ f`` (so the conditions are polynomial again), solves over
+``σ² = 1``, ``|f|`` by ``σ f`` and ``δ(f)`` (sympy's ``d sign(f) = 2 δ(f)``) by 0 (so the conditions
+are polynomial again), solves over
 ``QQ(parameters, σ)``, and puts ``σ = sign(f)`` back into the density; a density found this way is
 checked on the field as written (:func:`is_invariant_density`).  An expression the polynomial
 machinery still cannot take ends the search of that ansatz with "not found", never an error.
@@ -216,20 +217,20 @@ class _Signs:
 
     @classmethod
     def of(cls, exprs) -> "_Signs":
-        args = []
+        args, deltas = [], []
         for e in exprs:
-            for a in sp.sympify(e).atoms(sp.Abs, sp.sign):
-                args.append(a.args[0])
-        args = list(dict.fromkeys(args))
+            for a in sp.sympify(e).atoms(sp.Abs, sp.sign, sp.DiracDelta):
+                (deltas if isinstance(a, sp.DiracDelta) else args).append(a)
+        args = list(dict.fromkeys(a.args[0] for a in args))
         sigma = tuple(sp.Dummy(f"sigma{i}") for i in range(len(args)))
-        forward = {}
+        forward = {d: sp.S.Zero for d in deltas}  # sympy's d sign(f) = 2 δ(f): zero where f keeps a sign
         for f, s in zip(args, sigma):
             forward[sp.sign(f)] = s
             forward[sp.Abs(f)] = s * f
         return cls(forward, sigma, {s: sp.sign(f) for f, s in zip(args, sigma)})
 
     def __bool__(self):
-        return bool(self.symbols)
+        return bool(self.forward)
 
     def __call__(self, expr):
         """``expr`` with the signs replaced and ``σ^k = σ^(k mod 2)``."""
@@ -238,7 +239,7 @@ class _Signs:
         e = sp.sympify(expr)
         for _ in range(3):  # nested Abs/sign: their arguments are replaced too
             e = e.xreplace(self.forward)
-            if not e.atoms(sp.Abs, sp.sign):
+            if not e.atoms(sp.Abs, sp.sign, sp.DiracDelta):
                 break
         sig = set(self.symbols)
         return e.replace(lambda x: x.is_Pow and x.base in sig and x.exp.is_Integer and not 0 <= x.exp <= 1,
