@@ -182,3 +182,14 @@ def test_maggi_with_abs_sign_and_square_roots_equals_the_multiplier_method(name)
     assert worst < 1e-10, worst
     wrong = multiplier_accelerations(L + c * XD * YD, q, qd, [c], cons, Q)  # the check can fail
     assert np.abs(np.array(wrong(qv, qdv, [0.7]), dtype=float) - got).max() > 1e-3
+
+
+def test_cramer_refuses_a_block_whose_determinant_vanishes_identically():
+    from anholo.dynamics.maggi import _Cramer
+    from anholo.errors import SingularFrameError
+
+    with pytest.raises(SingularFrameError, match="vanishes identically"):
+        _Cramer(se.DenseMatrix(2, 2, [x, y, 2 * x, 2 * y]))
+    inv = _Cramer(se.DenseMatrix(2, 2, [x, y, 2 * x, 3 * y]))  # det = x y: fine
+    sol = inv.solve(se.DenseMatrix(2, 1, [x + y, 2 * x + 3 * y]))
+    assert all(abs(float(e.subs({x: 0.7, y: 1.3})) - 1) < 1e-12 for e in sol)

@@ -91,6 +91,10 @@ class _Cramer:
                     sym = se.Symbol(f"_k{i}_{j}")
                     S[i, j], table[sym] = sym, e
         self.det = S.det().xreplace(table) if table else S.det()
+        if self.det == 0:  # else every entry of A⁻¹ would be zoo (or nan)
+            raise SingularFrameError(
+                "the constraints cannot be solved for the chosen dependent velocities: the determinant of their "
+                "block of the constraint matrix vanishes identically; choose other dependent velocities.")
         adj = se.zeros(k, k)
         for i in range(k):
             for j in range(k):
