@@ -26,7 +26,17 @@ everything evaluated at ``q̇ = X_α v^α + β``.  The multipliers of the constr
 
 Every ``κ_P^{-1}`` above is an LU solve whose result stays an expression (shared subexpressions, no
 normal form); the computation runs in symengine (:mod:`anholo.algebra.engine`) and converts to sympy only
-on request.  The accelerations are those of the exact route for the same adapted frame (tested on the
+on request.
+
+Square roots, ``Abs`` and ``sign`` may appear anywhere (L, the constraints, the forces): ``Abs`` and
+``sign`` are differentiated as ``d|f| = sign(f) df`` and ``d sign(f) = 0`` (valid where ``f ≠ 0``,
+:func:`~anholo.algebra.engine.engine_diff`).  A division by a symbolic zero — a square root or a
+denominator that vanishes identically, e.g. ``∂²L/∂ẏ²`` of ``√(ẏ² + ż²)`` on ``ẏ = ż = 0`` —
+makes symengine write ``zoo`` or ``nan`` (``0·zoo``); such a quantity is undefined everywhere, so
+no program is built from it: :class:`~anholo.errors.NonFiniteExpressionError` names the quantity and
+the term of L, constraint or force it comes from.  The numerical checks (rank of the constraints,
+regularity, Frobenius) are decided at random points of the real domain of their expressions
+(:class:`~anholo.algebra.decision.Sampler`, with the ``values`` given).  The accelerations are those of the exact route for the same adapted frame (tested on the
 catalogue), and the coordinate multiplier method's (tested on the Whipple bicycle against
 ``sympy.physics.mechanics.KanesMethod``).
 """
