@@ -63,13 +63,23 @@ def _coordinate_velocities(field_: NonholonomicField) -> tuple:
 
 
 def divergence(field_: NonholonomicField) -> sp.Expr:
-    """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` in the coordinates ``(q, v^α)`` of C (a function of q, v^α)."""
+    """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` in the coordinates ``(q, v^α)`` of C (a function of q, v^α).
+
+    With ``Abs``/``sign`` in the system, the divergence is that of the regions where their arguments keep a
+    sign: sympy's ``d sign(f) = 2 δ(f)`` terms (and their derivatives) are 0 there and are dropped."""
     s = field_.system
     q, v = s.frame.chart.coordinates, s.free_velocities
     qdot = field_.velocity_field()
     out = sp.Add(*[diff_dag(e, x) for e, x in zip(qdot, q) if e != 0])
     out += sp.Add(*[diff_dag(g, va) for g, va in zip(field_.accelerations, v) if g != 0])
-    return out
+    return _without_deltas(out)
+
+
+def _without_deltas(expr) -> sp.Expr:
+    """``expr`` with sympy's ``δ(f)`` (and its derivatives, from ``d sign(f) = 2 δ(f)``) set to 0: its value
+    where the arguments of ``Abs``/``sign`` do not vanish."""
+    deltas = expr.atoms(sp.DiracDelta)
+    return expr.xreplace({d: sp.S.Zero for d in deltas}) if deltas else expr
 
 
 def _along(field_: NonholonomicField, f) -> sp.Expr:
@@ -285,7 +295,7 @@ def _bases(nh: NonholonomicSystem) -> list:
     g = nh.hessian_D
     det = determinant(g) if g.shape[0] <= 4 else None
     # a large determinant is not worth its normal form (minutes of cancel for the n-trailer): no B = det g
-    det = None if det is None or size_exceeds(det, _DET_SIZE) else tidy(det)
+    det = None if det is None or size_exceeds(det, _DET_SIZE) else tidy(_without_deltas(det))
     if det is not None and not (det.free_symbols & set(nh.free_velocities)) and (det.free_symbols & set(nh.frame.chart.coordinates)):
         for k in (sp.Rational(1, 2), sp.Rational(-1, 2), sp.S.One, sp.S.NegativeOne):
             out.append((det, k, f"det(g)^({k}) * F, g = the Hessian of L_c in v^alpha"))
