@@ -193,3 +193,14 @@ def test_cramer_refuses_a_block_whose_determinant_vanishes_identically():
     inv = _Cramer(se.DenseMatrix(2, 2, [x, y, 2 * x, 3 * y]))  # det = x y: fine
     sol = inv.solve(se.DenseMatrix(2, 1, [x + y, 2 * x + 3 * y]))
     assert all(abs(float(e.subs({x: 0.7, y: 1.3})) - 1) < 1e-12 for e in sol)
+
+
+def test_compiled_program_of_a_plain_symengine_derivative_of_abs_and_sign():
+    """symengine's own diff leaves Derivative/Subs nodes for Abs and sign; the compiler writes their values."""
+    p = Program.from_expressions((x, y), [(se.Abs(se.sin(x)) * y).diff(x), se.sign(x * y).diff(x)])
+    assert p.outputs[0].atoms(se.Derivative)
+    for x0 in (0.5, 2.5, -0.5):
+        h = 1e-6
+        fd = (abs(math.sin(x0 + h)) - abs(math.sin(x0 - h))) * 2.0 / (2 * h)
+        got = p.compile()(x0, 2.0)
+        assert abs(got[0] - fd) < 1e-6 and got[1] == 0.0

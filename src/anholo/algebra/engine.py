@@ -42,7 +42,7 @@ import symengine as se
 import sympy as sp
 
 __all__ = ["se", "to_engine", "to_engine_dag", "compiled", "to_sympy", "shared_to_sympy", "engine_cse", "printed",
-           "engine_matrix", "zero", "engine_diff", "has_kinks", "nonfinite", "NONFINITE"]
+           "engine_matrix", "zero", "engine_diff", "kink_derivative", "has_kinks", "nonfinite", "NONFINITE"]
 
 zero = se.Integer(0)
 
@@ -98,12 +98,13 @@ def engine_diff(expr, x, kinks: bool = True):
     for kind in (se.Subs, se.Derivative):  # Subs first: it holds a Derivative of a dummy variable
         nodes = d.atoms(kind)
         if nodes:
-            d = d.xreplace({node: _kink_derivative(node) for node in nodes})
+            d = d.xreplace({node: kink_derivative(node) for node in nodes})
     return d
 
 
-def _kink_derivative(node):
-    """The value of an unevaluated ``Derivative``/``Subs`` node of ``Abs`` or ``sign``."""
+def kink_derivative(node):
+    """The value of an unevaluated ``Derivative``/``Subs`` node of ``Abs`` or ``sign`` (what symengine's
+    ``diff`` leaves for them): ``sign(f) df/dx`` or 0; TypeError for another function."""
     args = node.args
     if isinstance(node, se.Subs) and len(args) == 3:  # Subs(Derivative(f(_xi), _xi), _xi, g) = f'(g)
         inner, var, point = args

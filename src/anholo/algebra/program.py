@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..errors import NonFiniteExpressionError
-from .engine import engine_cse, engine_diff, has_kinks, nonfinite, printed, se, zero
+from .engine import engine_cse, engine_diff, has_kinks, kink_derivative, nonfinite, printed, se, zero
 
 __all__ = ["Program", "MATH_NAMESPACE"]
 
@@ -231,6 +231,8 @@ class _Printer:
                 body = "*".join([b] * abs(k))
                 return f"({body})" if k > 0 else f"(1.0/({body}))"
             return f"({self(base)}**{self(ex)})"
+        if isinstance(e, (se.Derivative, se.Subs)):  # d|f|, d sign(f) left unevaluated by a plain diff
+            return self(kink_derivative(e))
         name = type(e).__name__.lower()
         if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
             return f"(1.0/{self.module}{_RECIPROCAL[name]}({self(e.args[0])}))"
