@@ -32,6 +32,8 @@ def test_symengine_makes_zoo_and_nan_from_a_square_root_at_a_symbolic_zero():
     assert nonfinite(d.subs({y: 0})) and nonfinite(d.subs({y: 0}).subs({x: 0}))
     assert str(d.subs({y: 0}).subs({x: 0})) == "nan"
     assert nonfinite(x - se.oo) and nonfinite(se.nan) and not nonfinite(se.Integer(3)) and not nonfinite(x)
+    assert nonfinite(x + se.RealDouble(float("nan"))) and nonfinite(x * se.RealDouble(float("-inf")))
+    assert not nonfinite(x + se.RealDouble(1.5))
 
 
 def test_program_with_a_nonfinite_definition_or_output_is_refused():

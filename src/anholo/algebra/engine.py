@@ -46,8 +46,8 @@ __all__ = ["se", "to_engine", "to_engine_dag", "compiled", "to_sympy", "shared_t
 
 zero = se.Integer(0)
 
-#: The literal non-finite constants of symengine (``nan``, ``zoo``, ``oo``, ``-oo``).
-NONFINITE = (se.nan, se.zoo, se.oo, -se.oo)
+#: The literal non-finite constants of symengine (``nan``, ``zoo``, ``oo``, ``-oo``, and infinite floats).
+NONFINITE = (se.nan, se.zoo, se.oo, -se.oo, se.RealDouble(float("inf")), se.RealDouble(float("-inf")))
 
 _KINKS = (se.Abs, se.sign)
 
@@ -63,7 +63,10 @@ def nonfinite(expr) -> bool:
         return expr != expr or expr in (float("inf"), float("-inf"))
     if expr.is_Number:
         return expr in NONFINITE or (expr.is_Float and not _finite_float(expr))
-    return any(expr.has(c) for c in NONFINITE)
+    if any(expr.has(c) for c in NONFINITE):
+        return True
+    # a float nan is unequal to itself (``has`` misses it): look at the float atoms, rarely any
+    return any(not _finite_float(a) for a in expr.atoms(se.RealDouble))
 
 
 def _finite_float(x) -> bool:
