@@ -29,11 +29,11 @@ system solved exactly over ``QQ(parameters)`` (:func:`anholo.algebra.elimination
 Square roots of squares, ``Abs`` and ``sign`` (e.g. ``sqrt(1 - sin(x)^2) = |cos x|``) are handled on
 the regions where their arguments keep a sign: there ``sign(f) = σ`` is a constant ``±1`` (its
 derivative vanishes) and ``|f| = σ f``.  The search replaces each ``sign(f)`` by a symbol ``σ`` with
-``σ² = 1``, ``|f|`` by ``σ f`` and ``δ(f)`` (sympy's ``d sign(f) = 2 δ(f)``) by 0 (so the conditions
-are polynomial again), solves over
-``QQ(parameters, σ)``, and puts ``σ = sign(f)`` back into the density; a density found this way is
-checked on the field as written (:func:`is_invariant_density`).  An expression the polynomial
-machinery still cannot take ends the search of that ansatz with "not found", never an error.
+``σ² = 1``, ``|f|`` by ``σ f`` and ``δ(f)`` (sympy's ``d sign(f) = 2 δ(f)``) by 0, so that the
+conditions are polynomial again; it solves over ``QQ(parameters, σ)`` and puts ``σ = sign(f)`` back
+into the density, and a density found this way is checked on the field as written
+(:func:`is_invariant_density`).  An expression the polynomial machinery still cannot take ends the
+search of that ansatz with "not found", never an error.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _along(field_: NonholonomicField, f) -> sp.Expr:
 def liouville_residual(field_: NonholonomicField, density) -> sp.Expr:
     """``Γ_nh(N)/N + div Γ_nh``: zero iff ``N dq ∧ dv`` is invariant (for a density N(q))."""
     N = sp.sympify(density)
-    return _along(field_, N) / N + divergence(field_)
+    return _without_deltas(_along(field_, N) / N) + divergence(field_)
 
 
 def is_invariant_density(field_: NonholonomicField, density) -> bool:
