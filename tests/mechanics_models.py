@@ -78,9 +78,12 @@ def rolling_disc_contact():
     return KM, {g: 9.81, r: 0.26, m: 3.43}
 
 
-def whipple_bicycle(steer_torque=False):
+def whipple_bicycle(steer_torque=False, pitch_rate=False):
     """sympy's test_kane3.py bicycle; with ``steer_torque`` (an addition of ours) a torque ``T`` of the
-    frame on the fork about the steering axis ``Frame.x`` (and its reaction on the frame), ``T = 0.7``."""
+    frame on the fork about the steering axis ``Frame.x`` (and its reaction on the frame), ``T = 0.7``.
+    With ``pitch_rate`` (also ours) the configuration constraint (the front contact on the ground,
+    ``WF_cont.pos_from(WR_cont) & Y.z = 0``) is replaced by its time derivative among the velocity
+    constraints (instead of the vertical velocity of the front contact), the pitch ``q4`` independent."""
     q1, q2, q4, q5 = dynamicsymbols('q1 q2 q4 q5')
     q1d, q2d, q4d, q5d = dynamicsymbols('q1 q2 q4 q5', 1)
     u1, u2, u3, u4, u5, u6 = dynamicsymbols('u1 u2 u3 u4 u5 u6')
@@ -131,15 +134,18 @@ def whipple_bicycle(steer_torque=False):
     kd = [q1d - u1, q2d - u2, q4d - u4, q5d - u5]
     conlist_speed = [WF_cont.vel(N) & Y.x, WF_cont.vel(N) & Y.y, WF_cont.vel(N) & Y.z]
     conlist_coord = [WF_cont.pos_from(WR_cont) & Y.z]
+    if pitch_rate:
+        conlist_speed[2] = conlist_coord[0].diff(dynamicsymbols._t)
     FL = [(Frame_mc, -mframe * g * Y.z), (Fork_mc, -mfork * g * Y.z), (WF_mc, -mwf * g * Y.z),
           (WR_mc, -mwr * g * Y.z)]
     if steer_torque:
         T = symbols('T')
         FL += [(Fork, T * Frame.x), (Frame, -T * Frame.x)]
     BL = [BodyFrame, BodyFork, BodyWR, BodyWF]
-    KM = KanesMethod(N, q_ind=[q1, q2, q5], q_dependent=[q4], configuration_constraints=conlist_coord,
-                     u_ind=[u2, u3, u5], u_dependent=[u1, u4, u6], velocity_constraints=conlist_speed,
-                     kd_eqs=kd, constraint_solver="CRAMER")
+    configuration = dict(q_ind=[q1, q2, q4, q5]) if pitch_rate else dict(
+        q_ind=[q1, q2, q5], q_dependent=[q4], configuration_constraints=conlist_coord)
+    KM = KanesMethod(N, **configuration, u_ind=[u2, u3, u5], u_dependent=[u1, u4, u6],
+                     velocity_constraints=conlist_speed, kd_eqs=kd, constraint_solver="CRAMER")
     KM.kanes_equations(BL, FL)
     # the benchmark values (Meijaard et al. 2007), as in sympy's test
     PaperRadRear = 0.3

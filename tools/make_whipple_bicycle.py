@@ -1,9 +1,15 @@
-"""Write src/anholo/examples/whipple_bicycle.toml: the Whipple bicycle of sympy's test_kane3.py.
+"""Write src/anholo/examples/whipple_bicycle.toml (and whipple_bicycle_pitch_rate.toml): the Whipple bicycle
+of sympy's test_kane3.py.
 
 The model is built with sympy.physics.mechanics exactly as sympy's test builds it (the benchmark
 bicycle of Meijaard, Papadopoulos, Ruina & Schwab (2007), its 27 parameters symbolic) and read with
 ``anholo.from_mechanics`` in one call; the coordinates are renamed after their meaning and ordered
 so that the free velocities are the lean, steer and rear-wheel rates (Kane's independent speeds).
+
+The second file writes the same bicycle another way: the holonomic constraint (the front wheel touches
+the ground) replaced by its time derivative, computed by sympy.physics.mechanics
+(``(WF_cont.pos_from(WR_cont) & Y.z).diff(t)``, with the square root of the contact geometry explicit)
+among the velocity constraints, and no ``[values]`` (every parameter symbolic).
 
 Run from the repository root:  python tools/make_whipple_bicycle.py
 """
@@ -42,26 +48,50 @@ capsize speed 6.024 m/s (Meijaard et al. 2007): try \\
 anholo linearize whipple_bicycle --states lean,steer,v1,v2 --sweep v3=0:33.33:21."""'''
 
 
-def main() -> None:
-    KM, values = whipple_bicycle()
+DESCRIPTION_PITCH_RATE = '''description = """
+The Whipple bicycle of whipple_bicycle written another way: the holonomic \
+constraint (the front wheel touches the ground) is not given under holonomic \
+but replaced by its time derivative, computed by sympy.physics.mechanics (the \
+height of the front contact above the rear one differentiated in time, its \
+square root explicit), among the velocity constraints; the pitch is an \
+independent coordinate, and the field is the same as whipple_bicycle's on the \
+surface where the front wheel touches the ground (anholo keeps no holonomic \
+constraint here, so simulations do not project onto it). There is no [values] \
+table: the 27 parameters are symbolic (give them with --set NAME=VALUE for \
+numerics, e.g. the benchmark values of whipple_bicycle). Built by \
+tools/make_whipple_bicycle.py from sympy's test_kane3.py KanesMethod with the \
+pitch-rate constraint (Meijaard, Papadopoulos, Ruina & Schwab 2007). \
+D has rank 3, with the lean, steer and rear-wheel rates free."""'''
+
+
+def write(name: str, title: str, description: str, pitch_rate: bool) -> None:
+    KM, values = whipple_bicycle(pitch_rate=pitch_rate)
     model = from_mechanics(KM, values=values)
     text = model.to_toml()
+    if pitch_rate:
+        text = text.split("[values]")[0].rstrip() + "\n"
     for old, new in NAMES.items():
         text = re.sub(rf"\b{old}(_dot)?\b", lambda m, new=new: new + (m.group(1) or ""), text)
     lines = text.splitlines()
     out = []
     for line in lines:
         if line.startswith("name ="):
-            out.append('name = "Whipple bicycle"')
+            out.append(f'name = "{title}"')
         elif line.startswith("description ="):
-            out.append(DESCRIPTION)
+            out.append(description)
         elif line.startswith("coordinates ="):
             out.append("coordinates = [" + ", ".join(f'"{c}"' for c in ORDER) + "]")
         else:
             out.append(line)
-    path = ROOT / "src" / "anholo" / "examples" / "whipple_bicycle.toml"
+    path = ROOT / "src" / "anholo" / "examples" / f"{name}.toml"
     path.write_text("\n".join(out) + "\n")
     print(f"wrote {path} ({path.stat().st_size} bytes)")
+
+
+def main() -> None:
+    write("whipple_bicycle", "Whipple bicycle", DESCRIPTION, pitch_rate=False)
+    write("whipple_bicycle_pitch_rate", "Whipple bicycle (pitch-rate constraint)", DESCRIPTION_PITCH_RATE,
+          pitch_rate=True)
 
 
 if __name__ == "__main__":

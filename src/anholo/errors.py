@@ -39,6 +39,7 @@ __all__ = [
     "HolonomicConstraintError",
     "ExpressionBudgetError",
     "LimitError",
+    "NonFiniteExpressionError",
     "AnholoWarning",
 ]
 
@@ -194,6 +195,12 @@ class LimitError(SystemFileError):
     """An input exceeds a resource limit (digits of a number, size or nesting of an expression,
     number of coordinates, ...; see :mod:`anholo.io.limits`); the message names the bound and how
     to raise it."""
+
+
+class NonFiniteExpressionError(AnholoError):
+    """A derived expression holds a literal ``nan``, ``zoo`` or ``oo``: a division by a symbolic zero (a
+    square root, or a denominator, of the Lagrangian, a constraint or a force that vanishes identically
+    where it is used, e.g. on the constraint set); the message names the expression and where it comes from."""
 
 
 class AnholoWarning(UserWarning):

@@ -103,3 +103,172 @@ def test_chaplygin_ball_density_by_liouville():
     vol = np.linalg.det(Jac)
     assert abs(vol * N(*yT[:5]) / N(*y0[:5]) - 1) < 1e-6
     assert abs(vol - 1) > 1e-3  # the constant density is not invariant: the check can fail
+
+
+# --- square roots, Abs and sign ------------------------------------------------------------------
+# The density search replaces sign(f) by a constant ±1 on the regions where f keeps a sign; its results
+# are checked here on the field computed independently: the coordinate multiplier method (sympy, in the
+# test: W q̈ = F + Q + Aᵀλ, A q̈ = −(d/dt A) q̇), transformed to the coordinates (q, v) of C that the
+# density refers to, and div(N Γ) taken by central finite differences.
+
+PARTICLE = """name = "Particle ({what})"
+coordinates = ["x", "y", "z"]
+parameters = ["c"]
+lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2"
+constraints = ["{constraint}"]
+"""
+
+DISK_SQRT = """name = "Rolling disk, square-root height"
+coordinates = ["x", "y", "yaw", "lean", "spin"]
+parameters = ["m", "r", "g"]
+lagrangian = \"\"\"
+m*( (x_dot + r*(lean_dot*sin(yaw)*cos(lean) + yaw_dot*cos(yaw)*sin(lean)))^2
+  + (y_dot - r*(lean_dot*cos(yaw)*cos(lean) - yaw_dot*sin(yaw)*sin(lean)))^2
+  + r^2*lean_dot^2*sin(lean)^2 )/2
++ m*r^2*( lean_dot^2 + 2*(spin_dot + yaw_dot*sin(lean))^2 + yaw_dot^2*cos(lean)^2 )/8
+- m*g*sqrt(r^2 - r^2*sin(lean)^2)
+\"\"\"
+constraints = ["x_dot - r*cos(yaw)*spin_dot", "y_dot - r*sin(yaw)*spin_dot"]
+"""
+
+
+def _system(tmp_path, name, text):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return System.load(str(path))
+
+
+def _coordinate_field(s, field, params):
+    """``(q, v) ↦ (q̇, v̇)`` on C from the coordinate multiplier method (numpy), in the fibre coordinates v of
+    ``field`` (q̇ = X(q) v, read off its kinematics; v̇ from X v̇ = q̈ − (∂(X v)/∂q) q̇, least squares)."""
+    nh = field.system
+    q, qd = list(s.chart.coordinates), list(s.chart.velocities)
+    v = list(nh.free_velocities)
+    sub = {p: params[p.name] for p in s.chart.parameters}
+    L = s.lagrangian.bundle.to_natural(s.lagrangian.expr).xreplace(sub)
+    cons = [sp.sympify(c).xreplace(sub) for c in s.constraints]
+    Q = [sp.sympify(e).xreplace(sub) for e in s.forces.total] if s.forces is not None else [0] * len(q)
+    n, k = len(q), len(cons)
+    Lu = [L.diff(u) for u in qd]
+    W = sp.Matrix(n, n, lambda A, B: Lu[A].diff(qd[B]))
+    F = sp.Matrix([L.diff(q[A]) - sum(Lu[A].diff(q[B]) * qd[B] for B in range(n)) + Q[A] for A in range(n)])
+    Am = sp.Matrix(k, n, lambda a, A: cons[a].diff(qd[A]))
+    rc = sp.Matrix([-sum(c.diff(q[B]) * qd[B] for B in range(n)) for c in cons])
+    modules = [{"DiracDelta": lambda t: 0.0}, "numpy"]  # sympy's d sign(f) = 2 δ(f): 0 where f ≠ 0
+    f_mult = sp.lambdify([q, qd], [W, F, Am, rc], modules=modules)
+    kin = sp.Matrix([e.xreplace(sub) for e in field.velocity_field()])
+    f_kin = sp.lambdify([q, v], [kin, kin.jacobian(v), kin.jacobian(q)], modules=modules)
+
+    def rhs(z):
+        qv, vv = z[:n], z[n:]
+        qdot, X, dXv = (np.array(a, dtype=float) for a in f_kin(qv, vv))
+        qdot = qdot.ravel()
+        Wv, Fv, Av, rv = (np.array(a, dtype=float) for a in f_mult(qv, qdot))
+        K = np.block([[Wv, -Av.T], [Av, np.zeros((k, k))]])
+        qdd = np.linalg.solve(K, np.concatenate([Fv.ravel(), rv.ravel()]))[:n]
+        vdot, *_ = np.linalg.lstsq(X, qdd - dXv @ qdot, rcond=None)
+        return np.concatenate([qdot, vdot])
+
+    return rhs, q + v
+
+
+def _liouville(rhs, density, z, h=1e-5):
+    """``(div(N F), scale)`` at z by central differences (scale: the sum of the absolute partial terms)."""
+    total, scale = 0.0, 0.0
+    for i in range(len(z)):
+        zp, zm = z.copy(), z.copy()
+        zp[i] += h
+        zm[i] -= h
+        term = (density(zp) * rhs(zp)[i] - density(zm) * rhs(zm)[i]) / (2 * h)
+        total += term
+        scale += abs(term)
+    return total, scale
+
+
+def _check_density(s, result, params, points, perturbation):
+    field = s.nonholonomic().field()
+    rhs, zsyms = _coordinate_field(s, field, params)
+    sub = {p: params[p.name] for p in s.chart.parameters}
+    N = sp.lambdify([zsyms], sp.sympify(result.density).xreplace(sub), modules="numpy")
+    wrong = sp.lambdify([zsyms], (sp.sympify(result.density) * perturbation).xreplace(sub), modules="numpy")
+    for z in points:
+        z = np.array(z, dtype=float)
+        div, scale = _liouville(rhs, N, z)
+        assert abs(div) < 1e-6 * max(1.0, scale), (z, div, scale)
+        div_wrong, _ = _liouville(rhs, wrong, z)  # the check can fail
+        assert abs(div_wrong) > 1e-3, (z, div_wrong)
+
+
+def test_square_root_particle_has_no_constant_density_and_no_internal_error(tmp_path):
+    """ż = y ẋ/√(1 − sin²x) = y ẋ/|cos x| (the reported case): the search ends with "not found", and the
+    constant density is indeed not invariant (finite differences of the coordinate field)."""
+    s = _system(tmp_path, "sqrt_particle", PARTICLE.format(what="sqrt", constraint="z_dot - y*x_dot/sqrt(1 - sin(x)^2)"))
+    field = s.nonholonomic().field()
+    result = search_invariant_density(field)
+    assert result.density is None and result.complete and not result.divergence_free
+    assert result.searched
+    # no parameters: div Γ ≠ 0 (below) cannot vanish under a condition; no spurious sign(cos x) = 0 either
+    assert any(cond.is_number and cond != 0 for cond in result.constant_density_conditions)
+    assert not any(cond.has(sp.sign) for cond in result.constant_density_conditions)
+    rhs, _ = _coordinate_field(s, field, {"c": 0.7})
+    rng = np.random.default_rng(1)
+    for z in rng.uniform(-0.8, 0.8, size=(3, 5)):
+        div, scale = _liouville(rhs, lambda z: 1.0, z)
+        assert abs(div) > 1e-4 * max(1.0, scale), (z, div)
+
+
+@pytest.mark.parametrize("what, constraint, forces, extra", [
+    ("Abs", "z_dot - sqrt(y^2)*x_dot", None, ""),
+    ("Abs and sign", "z_dot - sqrt(y^2)*sign(y)*x_dot", None, ""),
+    ("sign force", "z_dot - y*x_dot", ["-c*sign(x_dot)", "0", "0"], ""),
+    ("Abs of a velocity in L", "z_dot - y*x_dot", None, " + c*y*Abs(x_dot)"),
+])
+def test_density_with_abs_and_sign_is_invariant(tmp_path, what, constraint, forces, extra):
+    """sympy writes the Hessian of c y |ẋ| with δ(ẋ); the density (found with det g^(1/2), g the Hessian
+    where ẋ ≠ 0) holds on both sides of ẋ = 0."""
+    text = PARTICLE.format(what=what, constraint=constraint).replace("z_dot^2)/2", "z_dot^2)/2" + extra)
+    if forces:
+        text += "forces = [" + ", ".join(f'"{f}"' for f in forces) + "]\n"
+    s = _system(tmp_path, "particle", text)
+    result = search_invariant_density(s.nonholonomic().field())
+    assert result.found, result
+    y = s.chart.coordinates[1]
+    rng = np.random.default_rng(2)
+    points = [np.concatenate([rng.uniform(0.2, 0.9, 3) * sign, rng.uniform(0.2, 0.9, 2) * sign])
+              for sign in (1, -1)]  # both sides of y = 0 and of x_dot = 0
+    _check_density(s, result, {"c": 0.7}, points, 1 + y**2 / 3)
+
+
+def test_rolling_disk_with_a_square_root_height(tmp_path):
+    """The centre height r cos(lean) written √(r² − r² sin²(lean)) = r |cos lean| (the reported case): the
+    density found is checked on both sides of cos(lean) = 0."""
+    s = _system(tmp_path, "disk", DISK_SQRT)
+    assert s.lagrangian.expr.atoms(sp.Abs)
+    result = search_invariant_density(s.nonholonomic().field())
+    assert result.found, result
+    lean = s.chart.coordinates[3]
+    rng = np.random.default_rng(3)
+    points = []
+    for lean_value in (0.4, 2.6):  # cos(lean) > 0 and < 0
+        z = np.concatenate([rng.uniform(-1, 1, 5), rng.uniform(-1, 1, 3)])
+        z[3] = lean_value
+        points.append(z)
+    _check_density(s, result, {"m": 1.3, "r": 0.5, "g": 9.81}, points, 1 + sp.sin(lean) / 2)
+
+
+def test_cli_analyze_with_square_roots_abs_and_sign_has_no_internal_error(tmp_path):
+    import io
+
+    from anholo.cli import main
+
+    files = {"sqrt_particle": PARTICLE.format(what="sqrt", constraint="z_dot - y*x_dot/sqrt(1 - sin(x)^2)"),
+             "disk": DISK_SQRT,
+             "potential": PARTICLE.format(what="V", constraint="z_dot - sign(cos(y))*y*x_dot").replace(
+                 '"(x_dot^2 + y_dot^2 + z_dot^2)/2"', '"(x_dot^2 + y_dot^2 + z_dot^2)/2 - c*Abs(y)"')}
+    for name, text in files.items():
+        path = tmp_path / f"{name}.toml"
+        path.write_text(text)
+        out = io.StringIO()
+        code = main(["analyze", str(path)], out=out)
+        assert "internal error" not in out.getvalue() and code in (0, 3), (name, out.getvalue()[-2000:])
+        assert "Invariant measure" in out.getvalue()

@@ -23,12 +23,12 @@ from oracles import nonlinear_constrained_solution, point_on_constraints
 from anholo import Chart
 from anholo.dynamics.maggi import MaggiSystem
 from anholo.errors import DimensionError, NonlinearConstraintError, SingularFrameError
-from anholo.examples import example_names, load_example
+from anholo.examples import LARGE_EXAMPLES, example_names, load_example
 from anholo.system import System
 
 #: Catalogue systems with linear or affine constraints (the route of System.nonholonomic()).
 LINEAR = [pytest.param(name, marks=pytest.mark.slow) if name == "rattleback" else name for name in example_names()
-          if name not in ("whipple_bicycle",) and load_example(name).constraints
+          if (name not in LARGE_EXAMPLES or name == "rattleback") and load_example(name).constraints
           and not load_example(name).functions]  # the rattleback's sympy oracle takes about 20 s
 
 

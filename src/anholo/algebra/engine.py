@@ -20,6 +20,17 @@ Conversions:
   :mod:`anholo.algebra.expressions` on them);
 * :func:`engine_cse` — common subexpressions; :func:`printed` writes them as strings named
   ``prefix0, prefix1, …``.
+
+Two guards for expressions with square roots, ``Abs`` and ``sign``:
+
+* :func:`engine_diff` — symengine leaves ``d|f|/dx`` and ``d sign(f)/dx`` unevaluated (``Derivative``
+  and ``Subs`` nodes, which neither evaluate nor compile); they are replaced by
+  ``d|f|/dx = sign(f) df/dx`` and ``d sign(f)/dx = 0``, valid wherever ``f ≠ 0`` (on each region
+  where ``f`` keeps its sign, ``|f| = ±f`` and ``sign(f) = ±1``);
+* :func:`nonfinite` — whether an expression holds a literal ``nan``, ``zoo`` or ``±oo``: symengine's
+  automatic simplification makes them from a division by a symbolic zero (``1/sqrt(0) = zoo``,
+  ``0*zoo = nan``), e.g. a square root whose argument vanishes identically after substituting the
+  constraints; such an expression is undefined everywhere and must be reported, never evaluated.
 """
 
 from __future__ import annotations
@@ -30,9 +41,87 @@ from typing import Iterable, Mapping, Sequence
 import symengine as se
 import sympy as sp
 
-__all__ = ["se", "to_engine", "to_engine_dag", "compiled", "to_sympy", "shared_to_sympy", "engine_cse", "printed", "engine_matrix", "zero"]
+__all__ = ["se", "to_engine", "to_engine_dag", "compiled", "to_sympy", "shared_to_sympy", "engine_cse", "printed",
+           "engine_matrix", "zero", "engine_diff", "kink_derivative", "has_kinks", "nonfinite", "NONFINITE"]
 
 zero = se.Integer(0)
+
+#: The literal non-finite constants of symengine (``nan``, ``zoo``, ``oo``, ``-oo``, and infinite floats).
+NONFINITE = (se.nan, se.zoo, se.oo, -se.oo, se.RealDouble(float("inf")), se.RealDouble(float("-inf")))
+
+_KINKS = (se.Abs, se.sign)
+
+
+def nonfinite(expr) -> bool:
+    """True if ``expr`` (symengine) contains a literal ``nan``, ``zoo``, ``oo`` or ``-oo``.
+
+    >>> x = se.Symbol("x")
+    >>> nonfinite(x * se.sqrt(x).diff(x).subs({x: 0})), nonfinite(se.sqrt(x).diff(x))
+    (True, False)
+    """
+    if isinstance(expr, (int, float)):
+        return expr != expr or expr in (float("inf"), float("-inf"))
+    if expr.is_Number:
+        return expr in NONFINITE or (expr.is_Float and not _finite_float(expr))
+    if any(expr.has(c) for c in NONFINITE):
+        return True
+    # a float nan is unequal to itself (``has`` misses it): look at the float atoms, rarely any
+    return any(not _finite_float(a) for a in expr.atoms(se.RealDouble))
+
+
+def _finite_float(x) -> bool:
+    try:
+        v = complex(x)
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    return v == v and abs(v) != float("inf")
+
+
+def has_kinks(exprs) -> bool:
+    """True if some expression uses ``Abs`` or ``sign`` (whose derivatives :func:`engine_diff` supplies)."""
+    for e in exprs:
+        if not e.is_Number and not e.is_Symbol and e.atoms(*_KINKS):
+            return True
+    return False
+
+
+def engine_diff(expr, x, kinks: bool = True):
+    """``∂expr/∂x`` in symengine, with ``d|f| = sign(f) df`` and ``d sign(f) = 0`` (valid where ``f ≠ 0``).
+
+    ``kinks=False`` skips the search for ``Abs``/``sign`` (the caller knows there are none: a plain
+    ``expr.diff(x)``).
+
+    >>> x, y = se.symbols("x y")
+    >>> engine_diff(y * se.Abs(se.sin(x)) + se.sign(x * y), x)
+    y*cos(x)*sign(sin(x))
+    """
+    d = expr.diff(x)
+    if not kinks or d.is_Number or d.is_Symbol:
+        return d
+    for kind in (se.Subs, se.Derivative):  # Subs first: it holds a Derivative of a dummy variable
+        nodes = d.atoms(kind)
+        if nodes:
+            d = d.xreplace({node: kink_derivative(node) for node in nodes})
+    return d
+
+
+def kink_derivative(node):
+    """The value of an unevaluated ``Derivative``/``Subs`` node of ``Abs`` or ``sign`` (what symengine's
+    ``diff`` leaves for them): ``sign(f) df/dx`` or 0; TypeError for another function."""
+    args = node.args
+    if isinstance(node, se.Subs) and len(args) == 3:  # Subs(Derivative(f(_xi), _xi), _xi, g) = f'(g)
+        inner, var, point = args
+        if isinstance(inner, se.Derivative) and len(inner.args) == 2 and inner.args[1] == var:
+            fn = inner.args[0]
+            if isinstance(fn, _KINKS) and fn.args[0] == var:
+                return se.sign(point) if isinstance(fn, se.Abs) else zero
+    elif isinstance(node, se.Derivative) and len(args) == 2:
+        fn, var = args
+        if isinstance(fn, se.sign):
+            return zero
+        if isinstance(fn, se.Abs):
+            return se.sign(fn.args[0]) * engine_diff(fn.args[0], var)
+    raise TypeError(f"no derivative for {node}: anholo differentiates elementary functions, Abs and sign")
 
 
 def to_engine(expr):

@@ -12,7 +12,11 @@ and outputs written with them.  Such a program
 * compiles to one Python function of scalars (``math`` functions, one local per definition), the
   code generation of PyDy (Gede, Peterson, Sinha & Moore 2013) without a C compiler.
 
-The expressions are symengine's (:mod:`anholo.algebra.engine`).
+The expressions are symengine's (:mod:`anholo.algebra.engine`).  A program never holds a literal
+``nan``, ``zoo`` or ``oo`` (symengine makes them from a division by a symbolic zero, e.g. ``1/sqrt(0)``,
+``0*zoo``): construction raises :class:`~anholo.errors.NonFiniteExpressionError` naming the definition
+or output, and the derivatives of ``Abs`` and ``sign`` are ``sign(f) df`` and ``0``
+(:func:`~anholo.algebra.engine.engine_diff`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .engine import engine_cse, printed, se, zero
+from ..errors import NonFiniteExpressionError
+from .engine import engine_cse, engine_diff, has_kinks, kink_derivative, nonfinite, printed, se, zero
 
 __all__ = ["Program", "MATH_NAMESPACE"]
 
@@ -43,6 +48,19 @@ class Program:
     args: tuple
     pairs: tuple
     outputs: tuple
+
+    def __post_init__(self):
+        for name, value in self.pairs:
+            if nonfinite(value):
+                raise NonFiniteExpressionError(
+                    f"the shared subexpression {name} = {_short(value)} holds a non-finite constant (nan, zoo or "
+                    "oo: a division by a symbolic zero, e.g. a square root whose argument vanishes identically); "
+                    "rewrite the expression it comes from so that it is defined.")
+        for i, out in enumerate(self.outputs):
+            if nonfinite(out):
+                raise NonFiniteExpressionError(
+                    f"output {i} of the program, {_short(out)}, holds a non-finite constant (nan, zoo or oo: a "
+                    "division by a symbolic zero); rewrite the expression it comes from so that it is defined.")
 
     @classmethod
     def from_expressions(cls, args: Sequence, exprs: Sequence) -> "Program":
@@ -76,6 +94,7 @@ class Program:
         for j, z in enumerate(variables):
             d.setdefault(z, [None] * len(variables))[j] = se.Integer(1)
         new_pairs = list(self.pairs)
+        kinks = has_kinks([e for _, e in self.pairs] + list(self.outputs))
         used = {str(a) for a, _ in self.pairs} | {str(a) for a in self.args}
         count = 0
 
@@ -93,7 +112,7 @@ class Program:
                 ds = d.get(s)
                 if ds is None:
                     continue
-                partial = expr.diff(s)
+                partial = engine_diff(expr, s, kinks)
                 if partial == 0:
                     continue
                 for j, dz in enumerate(ds):
@@ -134,11 +153,15 @@ class Program:
             if name in needed:
                 keep.append((name, value))
                 needed |= value.free_symbols
-        return Program(self.args, tuple(reversed(keep)), self.outputs)
+        out = object.__new__(Program)  # a subset of checked definitions: not checked again
+        for name, value in (("args", self.args), ("pairs", tuple(reversed(keep))), ("outputs", self.outputs)):
+            object.__setattr__(out, name, value)
+        return out
 
     def evaluate(self, values) -> list:
         """The outputs at one point (``values``: argument name → number), without compiling: each needed
-        definition is evaluated once, in order (cheaper than :meth:`compile` for a single point)."""
+        definition is evaluated once, in order (cheaper than :meth:`compile` for a single point).  An output
+        that is undefined at the point (a division by zero there) is ``nan``."""
         env = {se.Symbol(str(k)): se.RealDouble(float(v)) for k, v in values.items()}
 
         def num(e):
@@ -152,7 +175,7 @@ class Program:
             val = num(o)
             if val.free_symbols:
                 raise ValueError(f"Program.evaluate: no value for {', '.join(sorted(map(str, val.free_symbols)))}")
-            out.append(complex(val))
+            out.append(_complex(val))
         return out
 
     def body(self, names: Mapping, module: str = "") -> tuple:
@@ -177,9 +200,23 @@ class Program:
         return namespace["_program"]
 
 
+def _complex(val) -> complex:
+    """A symengine number as a complex; ``nan`` for ``nan``, ``zoo``, ``±oo`` (undefined at the point)."""
+    if nonfinite(val):
+        return complex(float("nan"), 0.0)
+    return complex(val)
+
+
+def _short(e, limit: int = 160) -> str:
+    text = str(e)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
 _MATH = ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
          "exp", "log", "sqrt")
 
+
+_RECIPROCAL = {"sec": "cos", "csc": "sin", "cot": "tan"}
 
 #: The names generated code with ``module=""`` uses (``math`` functions).
 MATH_NAMESPACE = {name: getattr(math, name) for name in _MATH}
@@ -212,7 +249,11 @@ class _Printer:
                 body = "*".join([b] * abs(k))
                 return f"({body})" if k > 0 else f"(1.0/({body}))"
             return f"({self(base)}**{self(ex)})"
+        if isinstance(e, (se.Derivative, se.Subs)):  # d|f|, d sign(f) left unevaluated by a plain diff
+            return self(kink_derivative(e))
         name = type(e).__name__.lower()
+        if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
+            return f"(1.0/{self.module}{_RECIPROCAL[name]}({self(e.args[0])}))"
         if e.is_Function or name in _MATH:
             fname = ({"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
                       "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}.get(name, name) if self.module

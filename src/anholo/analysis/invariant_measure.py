@@ -25,6 +25,15 @@ dividing the Liouville condition by ``N`` and multiplying by ``B F`` gives
 linear in the unknown constants ``c_j``; it must vanish identically in (q, v), so its
 coefficients (:func:`anholo.algebra.coefficients.coefficients_in`) give a linear
 system solved exactly over ``QQ(parameters)`` (:func:`anholo.algebra.elimination.eliminate`).
+
+Square roots of squares, ``Abs`` and ``sign`` (e.g. ``sqrt(1 - sin(x)^2) = |cos x|``) are handled on
+the regions where their arguments keep a sign: there ``sign(f) = σ`` is a constant ``±1`` (its
+derivative vanishes) and ``|f| = σ f``.  The search replaces each ``sign(f)`` by a symbol ``σ`` with
+``σ² = 1``, ``|f|`` by ``σ f`` and ``δ(f)`` (sympy's ``d sign(f) = 2 δ(f)``) by 0, so that the
+conditions are polynomial again; it solves over ``QQ(parameters, σ)`` and puts ``σ = sign(f)`` back
+into the density, and a density found this way is checked on the field as written
+(:func:`is_invariant_density`).  An expression the polynomial machinery still cannot take ends the
+search of that ansatz with "not found", never an error.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
+from sympy.polys.polyerrors import PolynomialError
 
 from ..algebra import determinant, size_exceeds, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in, vanishing_conditions
@@ -53,13 +63,23 @@ def _coordinate_velocities(field_: NonholonomicField) -> tuple:
 
 
 def divergence(field_: NonholonomicField) -> sp.Expr:
-    """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` in the coordinates ``(q, v^α)`` of C (a function of q, v^α)."""
+    """``div Γ_nh = Σ_A ∂q̇^A/∂q^A + Σ_α ∂Γ^α/∂v^α`` in the coordinates ``(q, v^α)`` of C (a function of q, v^α).
+
+    With ``Abs``/``sign`` in the system, the divergence is that of the regions where their arguments keep a
+    sign: sympy's ``d sign(f) = 2 δ(f)`` terms (and their derivatives) are 0 there and are dropped."""
     s = field_.system
     q, v = s.frame.chart.coordinates, s.free_velocities
     qdot = field_.velocity_field()
     out = sp.Add(*[diff_dag(e, x) for e, x in zip(qdot, q) if e != 0])
     out += sp.Add(*[diff_dag(g, va) for g, va in zip(field_.accelerations, v) if g != 0])
-    return out
+    return _without_deltas(out)
+
+
+def _without_deltas(expr) -> sp.Expr:
+    """``expr`` with sympy's ``δ(f)`` (and its derivatives, from ``d sign(f) = 2 δ(f)``) set to 0: its value
+    where the arguments of ``Abs``/``sign`` do not vanish."""
+    deltas = expr.atoms(sp.DiracDelta)
+    return expr.xreplace({d: sp.S.Zero for d in deltas}) if deltas else expr
 
 
 def _along(field_: NonholonomicField, f) -> sp.Expr:
@@ -71,7 +91,7 @@ def _along(field_: NonholonomicField, f) -> sp.Expr:
 def liouville_residual(field_: NonholonomicField, density) -> sp.Expr:
     """``Γ_nh(N)/N + div Γ_nh``: zero iff ``N dq ∧ dv`` is invariant (for a density N(q))."""
     N = sp.sympify(density)
-    return _along(field_, N) / N + divergence(field_)
+    return _without_deltas(_along(field_, N) / N) + divergence(field_)
 
 
 def is_invariant_density(field_: NonholonomicField, density) -> bool:
@@ -196,16 +216,73 @@ def _functional(cond, coordinates) -> bool:
     return bool(inside) and not outside
 
 
+@dataclass(frozen=True)
+class _Signs:
+    """``sign(f_i) → σ_i`` and ``|f_i| → σ_i f_i`` for the ``Abs``/``sign`` of some expressions, with
+    ``σ_i² = 1`` (the module docstring); :meth:`back` puts ``σ_i = sign(f_i)`` back."""
+
+    forward: dict
+    symbols: tuple
+    backward: dict
+
+    @classmethod
+    def of(cls, exprs) -> "_Signs":
+        args, deltas = [], []
+        for e in exprs:
+            for a in sp.sympify(e).atoms(sp.Abs, sp.sign, sp.DiracDelta):
+                (deltas if isinstance(a, sp.DiracDelta) else args).append(a)
+        args = list(dict.fromkeys(a.args[0] for a in args))
+        sigma = tuple(sp.Dummy(f"sigma{i}") for i in range(len(args)))
+        forward = {d: sp.S.Zero for d in deltas}  # sympy's d sign(f) = 2 δ(f): zero where f keeps a sign
+        for f, s in zip(args, sigma):
+            forward[sp.sign(f)] = s
+            forward[sp.Abs(f)] = s * f
+        return cls(forward, sigma, {s: sp.sign(f) for f, s in zip(args, sigma)})
+
+    def __bool__(self):
+        return bool(self.forward)
+
+    def __call__(self, expr):
+        """``expr`` with the signs replaced and ``σ^k = σ^(k mod 2)``."""
+        if not self:
+            return expr
+        e = sp.sympify(expr)
+        for _ in range(3):  # nested Abs/sign: their arguments are replaced too
+            e = e.xreplace(self.forward)
+            if not e.atoms(sp.Abs, sp.sign, sp.DiracDelta):
+                break
+        sig = set(self.symbols)
+        return e.replace(lambda x: x.is_Pow and x.base in sig and x.exp.is_Integer and not 0 <= x.exp <= 1,
+                         lambda x: x.base ** (int(x.exp) % 2))
+
+    def unit_free(self, expr):
+        """``expr`` without its factors ``σ_i`` (units: ``σ c = 0`` iff ``c = 0``)."""
+        if not self:
+            return expr
+        sig = set(self.symbols)
+        return sp.Mul(*[f for f in sp.Mul.make_args(sp.factor_terms(expr))
+                        if f not in sig and not (f.is_Pow and f.base in sig)])
+
+    def back(self, expr):
+        return sp.sympify(expr).xreplace(self.backward) if self else expr
+
+
 def constant_density_conditions(div, coordinates, velocities) -> tuple:
     """Conditions under which ``div Γ_nh`` vanishes identically: its coefficients as a polynomial in
-    the velocities, split further in the coordinates unless these occur only in undefined functions."""
+    the velocities, split further in the coordinates unless these occur only in undefined functions.
+    ``Abs``/``sign`` are constants ``±1`` on the regions where their arguments keep a sign (the module
+    docstring); an expression the polynomial machinery cannot take gives no conditions."""
+    signs = _Signs.of([div])
     out = []
-    for c in vanishing_conditions([div], velocities):
-        if c.free_symbols & set(coordinates) and not _functional(c, coordinates):
-            out += vanishing_conditions([c], coordinates)
-        else:
-            out.append(c)
-    return tuple(dict.fromkeys(out))
+    try:
+        for c in vanishing_conditions([signs(div)], velocities):
+            if c.free_symbols & set(coordinates) and not _functional(c, coordinates):
+                out += vanishing_conditions([c], coordinates)
+            else:
+                out.append(c)
+    except (NotPolynomial, PolynomialError):
+        return ()
+    return tuple(dict.fromkeys(signs.back(signs.unit_free(c)) for c in out))
 
 
 #: Tree nodes above which det g_αβ is not tried as the factor B of a density.
@@ -218,7 +295,7 @@ def _bases(nh: NonholonomicSystem) -> list:
     g = nh.hessian_D
     det = determinant(g) if g.shape[0] <= 4 else None
     # a large determinant is not worth its normal form (minutes of cancel for the n-trailer): no B = det g
-    det = None if det is None or size_exceeds(det, _DET_SIZE) else tidy(det)
+    det = None if det is None or size_exceeds(det, _DET_SIZE) else tidy(_without_deltas(det))
     if det is not None and not (det.free_symbols & set(nh.free_velocities)) and (det.free_symbols & set(nh.frame.chart.coordinates)):
         for k in (sp.Rational(1, 2), sp.Rational(-1, 2), sp.S.One, sp.S.NegativeOne):
             out.append((det, k, f"det(g)^({k}) * F, g = the Hessian of L_c in v^alpha"))
@@ -301,26 +378,24 @@ def _solve(field_, div, B, k, A: FunctionAnsatz, q, v):
     if len(columns) == 1:  # one unknown: F = the basis function if its column vanishes identically
         return (A.basis[0], 1) if vanishes(columns[0]) else None
     c = [sp.Dummy(f"c{j}") for j in range(len(A))]
-    residual = sp.Add(*[cj * col for cj, col in zip(c, columns)])
+    signs = _Signs.of(columns)
+    residual = sp.Add(*[cj * signs(col) for cj, col in zip(c, columns)])
     try:
         coeffs = coefficients_in(residual, q, v)
-    except NotPolynomial:
-        return None
-    M, b = linear_system(coeffs, c)
-    if M.rows == 0:
-        elim = Elimination({}, tuple(c), (), ())
-    else:
-        try:
+        M, b = linear_system(coeffs, c)
+        if M.rows == 0:
+            elim = Elimination({}, tuple(c), (), ())
+        else:
             elim = eliminate(M, b, c)
-        except NotPolynomial:
-            return None
+    except (NotPolynomial, PolynomialError):
+        return None
     if elim.conditions or not elim.free:
         return None
     first = elim.free[0]
     unit = {z: (1 if z == first else 0) for z in elim.free}
     values = {z: e.xreplace(unit) for z, e in elim.solution.items()}
     values.update(unit)
-    sol = sp.Add(*[values.get(cj, 0) * bj for cj, bj in zip(c, A.basis)])
+    sol = signs.back(sp.Add(*[values.get(cj, 0) * bj for cj, bj in zip(c, A.basis)]))
     if sol == 0:
         return None
     return tidy(sol), len(elim.free)

@@ -27,7 +27,8 @@ import sympy as sp
 from ..algebra.expressions import free_symbols
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
-from ..errors import DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError
+from ..errors import (DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError,
+                      SingularFrameError)
 
 __all__ = ["Linearization", "LinearizationProblem", "linearize"]
 
@@ -237,8 +238,14 @@ class LinearizationProblem:
         if missing:
             raise MissingParameterError(f"no value for the parameter(s) {', '.join(missing)}; give them with "
                                         "--set NAME=VALUE or in the system file's [values] table.")
-        K, dK, M, F, dF, dM, f, df = self._evaluate(
-            [ref.get(s.name, 0.0) for s in self.all_states] + [par[p.name] for p in self.parameters])
+        try:
+            K, dK, M, F, dF, dM, f, df = self._evaluate(
+                [ref.get(s.name, 0.0) for s in self.all_states] + [par[p.name] for p in self.parameters])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            raise SingularFrameError(
+                f"the field is undefined at the reference state {ref or '(every state 0)'} (a division by zero or a square root of a "
+                "negative number there: e.g. the constraints cannot be solved for the dependent velocities at "
+                "it); choose another reference state, or other dependent velocities.") from None
         k, nz = self._k, self._nz
         if k and not np.all(np.isfinite(M)) or k and np.linalg.cond(M) > 1e14:
             raise IrregularLagrangianError(

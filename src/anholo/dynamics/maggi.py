@@ -26,14 +26,23 @@ everything evaluated at ``q̇ = X_α v^α + β``.  The multipliers of the constr
 
 Every ``κ_P^{-1}`` above is an LU solve whose result stays an expression (shared subexpressions, no
 normal form); the computation runs in symengine (:mod:`anholo.algebra.engine`) and converts to sympy only
-on request.  The accelerations are those of the exact route for the same adapted frame (tested on the
+on request.
+
+Square roots, ``Abs`` and ``sign`` may appear anywhere (L, the constraints, the forces): ``Abs`` and
+``sign`` are differentiated as ``d|f| = sign(f) df`` and ``d sign(f) = 0`` (valid where ``f ≠ 0``,
+:func:`~anholo.algebra.engine.engine_diff`).  A division by a symbolic zero — a square root or a
+denominator that vanishes identically, e.g. ``∂²L/∂ẏ²`` of ``√(ẏ² + ż²)`` on ``ẏ = ż = 0`` —
+makes symengine write ``zoo`` or ``nan`` (``0·zoo``); such a quantity is undefined everywhere, so
+no program is built from it: :class:`~anholo.errors.NonFiniteExpressionError` names the quantity and
+the term of L, constraint or force it comes from.  The numerical checks (rank of the constraints,
+regularity, Frobenius) are decided at random points of the real domain of their expressions
+(:class:`~anholo.algebra.decision.Sampler`, with the ``values`` given).  The accelerations are those of the exact route for the same adapted frame (tested on the
 catalogue), and the coordinate multiplier method's (tested on the Whipple bicycle against
 ``sympy.physics.mechanics.KanesMethod``).
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping
@@ -41,12 +50,13 @@ from typing import Mapping
 import numpy as np
 import sympy as sp
 
-from ..algebra.engine import engine_cse, se, shared_to_sympy, to_engine, zero
+from ..algebra.decision import DomainError, Sampler, numerical_rank
+from ..algebra.engine import engine_cse, engine_diff, has_kinks, nonfinite, se, shared_to_sympy, to_engine, zero
 from ..algebra.expressions import free_symbols
 from ..algebra.implicit import ImplicitForm
 from ..algebra.program import Program
 from ..errors import (ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError,
-                      NonlinearConstraintError, SingularFrameError)
+                      NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError)
 from ..geometry.chart import Chart
 
 __all__ = ["MaggiSystem", "LARGE_SYSTEM"]
@@ -62,14 +72,9 @@ def _engine_symbols(symbols) -> list:
     return [se.Symbol(s.name) for s in symbols]
 
 
-def _rand_values(symbols, rng) -> dict:
-    return {s: rng.uniform(0.3, 0.9) for s in symbols}
-
-
-def _lambdify(syms, exprs):
-    """symengine's compiled evaluation (with cse) of ``exprs`` at values of ``syms`` (also with no symbols)."""
-    syms = list(syms) or [se.Symbol("_unused")]
-    return se.Lambdify(syms, list(exprs), cse=True)
+def _short(e, limit: int = 160) -> str:
+    text = str(e)
+    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 class _Cramer:
@@ -96,6 +101,10 @@ class _Cramer:
                     sym = se.Symbol(f"_k{i}_{j}")
                     S[i, j], table[sym] = sym, e
         self.det = S.det().xreplace(table) if table else S.det()
+        if self.det == 0:  # else every entry of A⁻¹ would be zoo (or nan)
+            raise SingularFrameError(
+                "the constraints cannot be solved for the chosen dependent velocities: the determinant of their "
+                "block of the constraint matrix vanishes identically; choose other dependent velocities.")
         adj = se.zeros(k, k)
         for i in range(k):
             for j in range(k):
@@ -216,27 +225,50 @@ class MaggiSystem:
         q, u = _engine_symbols(chart.coordinates), _engine_symbols(chart.velocities)
         t = se.Symbol(self.time.name) if self.time is not None else None
         phi = [to_engine(c) for c in self.constraints]
+        L = to_engine(self.lagrangian)
+        Q = [to_engine(e) for e in self.forces] if self.forces is not None else []
+        for what, e in [("the Lagrangian", L)] + [(f"constraint {a + 1}", c) for a, c in enumerate(phi)] + [
+                (f"the generalized force Q_{A + 1}", e) for A, e in enumerate(Q)]:
+            if nonfinite(e):
+                raise NonFiniteExpressionError(f"{what} holds a non-finite constant (nan, zoo or oo) as written: "
+                                               f"{_short(e)}; rewrite it so that it is defined.")
+        kinks = has_kinks([L] + phi + Q)  # Abs/sign somewhere: differentiate them (engine_diff)
         k = len(phi)
-        kappa = [[c.diff(uA) for uA in u] for c in phi]
+        kappa = [[engine_diff(c, uA, kinks) for uA in u] for c in phi]
         for a in range(k):
-            if any(kappa[a][A].diff(uB) != 0 for A in range(n) for B, uB in enumerate(u)):
+            for A in range(n):
+                if nonfinite(kappa[a][A]):
+                    raise NonFiniteExpressionError(
+                        f"the coefficient of {chart.velocities[A]} in constraint {a + 1} is undefined (it holds "
+                        f"{_short(kappa[a][A])}: a division by a symbolic zero); rewrite the constraint.")
+            if any(engine_diff(kappa[a][A], uB, kinks) != 0 for A in range(n) for B, uB in enumerate(u)):
                 raise NonlinearConstraintError(
                     f"constraint {a + 1} is not linear in the velocities; Chetaev's rule handles nonlinear "
                     "constraints (anholo analyze reports it under 'chetaev').")
         cterm = [c.subs({uA: zero for uA in u}) for c in phi]
-        rng = random.Random(11)
-        syms = sorted({s for c in phi for s in c.free_symbols} - set(u), key=str)
-        pts = [_rand_values(syms, rng) for _ in range(2)]
-        kv = [np.array([[float(kappa[a][A].subs(pt)) for A in range(n)] for a in range(k)]) for pt in pts]
+        for a, c in enumerate(cterm):
+            if nonfinite(c):
+                raise NonFiniteExpressionError(
+                    f"constraint {a + 1} is undefined at zero velocities (its velocity-free part is {_short(c)}: "
+                    "a velocity divides or sits under a square root); write it as kappa(q) q_dot + c(q) = 0.")
+        flat = [kappa[a][A] for a in range(k) for A in range(n)]
+        kv = []
+        if k:
+            try:
+                args = sorted({x for e in flat for x in e.free_symbols}, key=str)
+                samples = Sampler(Program.from_expressions(args, flat), values=self.values, seed=11).samples(2)
+            except DomainError as exc:
+                raise ConstraintError(f"the velocity coefficients of the constraints: {exc}.") from None
+            kv = [vals.reshape(k, n) for _, vals in samples]
         for a in range(k):
             if all(np.abs(K[a]).max() == 0 for K in kv):
                 raise ConstraintError(
                     f"constraint {a + 1} has no velocity terms: a position-level (holonomic) constraint is not "
                     "a kinematic one; give it under `holonomic`, or its time derivative.")
-        if k and np.linalg.matrix_rank(kv[0]) < k:
+        if k and numerical_rank(kv[0]) < k:
             raise DependentConstraintsError(
                 f"the {k} constraints are linearly dependent in the velocities (rank "
-                f"{np.linalg.matrix_rank(kv[0])} < {k}); remove the redundant ones.")
+                f"{numerical_rank(kv[0])} < {k}); remove the redundant ones.")
         if self.dependent is not None:
             names = [str(d) for d in self.dependent]
             by_name = {s.name: i for i, s in enumerate(chart.coordinates)}
@@ -246,7 +278,7 @@ class MaggiSystem:
                 raise DimensionError(f"dependent={names}: give {k} of the coordinates "
                                      f"{', '.join(s.name for s in chart.coordinates)}.")
             cols = sorted(by_name[d] for d in names)
-            if np.linalg.matrix_rank(kv[0][:, cols]) < k:
+            if numerical_rank(kv[0][:, cols]) < k:
                 raise SingularFrameError(
                     f"cannot solve the constraints for the velocities of {names}; choose dependent ones whose "
                     "block of the constraint matrix is invertible.")
@@ -255,11 +287,11 @@ class MaggiSystem:
             for c in reversed(range(n)):
                 if len(cols) == k:
                     break
-                if np.linalg.matrix_rank(kv[0][:, cols + [c]]) == len(cols) + 1:
+                if numerical_rank(kv[0][:, cols + [c]]) == len(cols) + 1:
                     cols.append(c)
             cols = sorted(cols)
         free = [c for c in range(n) if c not in cols]
-        self._cache.update(q=q, u=u, t=t, kappa=kappa, c=cterm, dep=cols, free=free)
+        self._cache.update(q=q, u=u, t=t, kappa=kappa, c=cterm, dep=cols, free=free, kinks=kinks, L=L, Q=Q)
 
     @property
     def n(self) -> int:
@@ -320,16 +352,20 @@ class MaggiSystem:
         for a, P in enumerate(dep):
             qdot[P] = qdot[P] + beta[a, 0]
         on_C = dict(zip(u, qdot))
-        L = to_engine(self.lagrangian)
-        p = [L.diff(uA) for uA in u]
-        W = [[p[A].diff(uB) for uB in u] for A in range(n)]
+        L, kinks = C["L"], C["kinks"]
+
+        def d(e, x):
+            return engine_diff(e, x, kinks)
+
+        p = [d(L, uA) for uA in u]
+        W = [[d(p[A], uB) for uB in u] for A in range(n)]
         F = []
         for A in range(n):
-            e = L.diff(q[A]) - sum((p[A].diff(q[B]) * u[B] for B in range(n)), zero)
+            e = d(L, q[A]) - sum((d(p[A], q[B]) * u[B] for B in range(n)), zero)
             if t is not None:
-                e = e - p[A].diff(t)
+                e = e - d(p[A], t)
             if self.forces is not None:
-                e = e + to_engine(self.forces[A])
+                e = e + C["Q"][A]
             if self.engine_forces is not None:
                 e = e + self.engine_forces[A]
             F.append(e)
@@ -338,15 +374,16 @@ class MaggiSystem:
         for a in range(k):
             e = zero
             for B in range(n):
-                dk = sum((kappa[a][A].diff(q[B]) * u[A] for A in range(n)), zero) + cterm[a].diff(q[B])
+                dk = sum((d(kappa[a][A], q[B]) * u[A] for A in range(n)), zero) + d(cterm[a], q[B])
                 e = e + dk * u[B]
             if t is not None:
-                e = e + sum((kappa[a][A].diff(t) * u[A] for A in range(n)), zero) + cterm[a].diff(t)
+                e = e + sum((d(kappa[a][A], t) * u[A] for A in range(n)), zero) + d(cterm[a], t)
             r.append(e)
         wP = inv.solve(se.DenseMatrix(k, 1, [-e for e in r])) if k else se.zeros(0, 1)
         w = [zero] * n
         for a, P in enumerate(dep):
             w[P] = wP[a, 0]
+        W0, F0 = W, F  # in (q, q̇): kept to name the source of an undefined expression (_diagnose)
         W = [[e.xreplace(on_C) for e in row] for row in W]
         F = [e.xreplace(on_C) for e in F]
         w = [e.xreplace(on_C) for e in w]
@@ -358,7 +395,8 @@ class MaggiSystem:
         rhs = [sum((S[A, al] * (F[A] - Ww[A]) for A in range(n) if S[A, al] != 0), zero) for al in range(m)]
         Prow = [[WS[P][be] for be in range(m)] for P in dep]  # μ_a − Prow v̇ = Qrow
         Qrow = [Ww[P] - F[P] for P in dep]
-        return dict(v=v, KP=KP, inv=inv, C=Cm, beta=beta, S=S, qdot=qdot, W=W, F=F, w=w, g=g, rhs=rhs, P=Prow, Q=Qrow)
+        return dict(v=v, KP=KP, inv=inv, C=Cm, beta=beta, S=S, qdot=qdot, W=W, F=F, w=w, g=g, rhs=rhs, P=Prow, Q=Qrow,
+                    p=p, r=r, W0=W0, F0=F0)
 
     def _symbols(self) -> tuple:
         return (tuple(self.chart.coordinates) + tuple(self.chart.velocities) + tuple(self.chart.parameters)
@@ -418,10 +456,52 @@ class MaggiSystem:
         R = self.engine_structure()
         groups["R"] = [R[a][i][j] for a in range(n) for i in range(n) for j in range(n)]
         pairs, reduced = engine_cse([e for name in groups for e in groups[name]])
+        if any(nonfinite(e) for _, e in pairs) or any(nonfinite(e) for e in reduced):
+            self._diagnose()
         red, pos = {}, 0
         for name in groups:
             red[name], pos = reduced[pos:pos + len(groups[name])], pos + len(groups[name])
         return pairs, red
+
+    def _diagnose(self) -> None:
+        """Raise :class:`NonFiniteExpressionError` naming the first quantity (in the order of the computation)
+        that holds a literal ``nan``/``zoo``/``oo``: each is checked over its common subexpressions (a tree
+        walk of the unshared expressions would cost minutes on a bicycle)."""
+        P, C = self._parts, self._cache
+        n, chart = self.n, self.chart
+        qd = [s.name for s in chart.velocities]
+        qn = [s.name for s in chart.coordinates]
+        k = len(C["dep"])
+        checks = [(f"dL/d{qd[A]} (the Lagrangian)", [P["p"][A]]) for A in range(n)]
+        checks += [(f"d2L/d{qd[A]}d{qd[B]} (the Lagrangian's Hessian)", [P["W0"][A][B]]) for A in range(n) for B in range(n)]
+        checks += [(f"dL/d{qn[A]} - d2L/d{qd[A]}dq q_dot" + (f" + Q_{A + 1}" if self.forces is not None else "")
+                    + " (the Lagrangian and forces)", [P["F0"][A]]) for A in range(n)]
+        checks += [(f"the time derivative of constraint {a + 1}", [P["r"][a]]) for a in range(k)]
+        checks += [("the dependent velocities solved from the constraints (a determinant of the constraint "
+                    f"matrix in {', '.join(s.name for s in self.dependent_coordinates)} that vanishes identically)",
+                    [e for e in P["C"]] + [e for e in P["beta"]])]
+        checks += [(f"d2L/d{qd[A]}d{qd[B]} on the constraint set (the velocities solved from the constraints "
+                    "substituted)", [P["W"][A][B]]) for A in range(n) for B in range(n)]
+        checks += [(f"the Lagrangian's and forces' term of {qn[A]} on the constraint set (the velocities solved "
+                    "from the constraints substituted)", [P["F"][A]]) for A in range(n)]
+        checks += [("the constraint accelerations w (the constraints differentiated, on the constraint set)",
+                    list(P["w"]))]
+        R = self.engine_structure()
+        checks += [("the structure functions R^a_ij of the adapted frame",
+                    [R[a][i][j] for a in range(n) for i in range(n) for j in range(n)])]
+        for what, exprs in checks:
+            if any(e == 0 for e in exprs) and all(e.is_Number for e in exprs):
+                continue
+            pairs, reduced = engine_cse(exprs)
+            bad = [e for _, e in pairs if nonfinite(e)] + [e for e in reduced if nonfinite(e)]
+            if bad:
+                raise NonFiniteExpressionError(
+                    f"{what} holds a non-finite constant ({_short(bad[0])}): a division by a symbolic zero, e.g. a "
+                    "square root or a denominator that vanishes identically there; rewrite the Lagrangian, "
+                    "constraints or forces so that it is defined (or choose other dependent velocities).")
+        raise NonFiniteExpressionError(
+            "the equations of motion hold a non-finite constant (nan, zoo or oo: a division by a symbolic zero); "
+            "rewrite the Lagrangian, constraints or forces so that every quantity is defined.")
 
     def program_args(self) -> tuple:
         """The inputs of :meth:`program`: ``q``, the free ``v``, then the other symbols by name (parameters,
@@ -551,6 +631,9 @@ class MaggiSystem:
         if np.any(np.abs(out.imag) > 1e-12 * (1 + np.abs(out.real))):
             raise DimensionError("the point is outside the real domain of the expressions (a square root of a "
                                  "negative number?); choose another point.")
+        if not np.all(np.isfinite(out)):
+            raise DimensionError("the accelerations are undefined at this point (a division by zero: a singular "
+                                 "constraint matrix or a vanishing square root there); choose another point.")
         out, pos, result = out.real, 0, {}
         for key in keys:
             result[key] = out[pos:pos + len(res[key])]
@@ -598,8 +681,9 @@ class MaggiSystem:
         kappa = self._cache["kappa"]
         dC = []  # ∂C/∂q^B = κ_P^{-1}(−∂κ_f/∂q^B − ∂κ_P/∂q^B C)
         for B in range(n if k else 0):
-            dKP = se.DenseMatrix(k, k, [kappa[a][Pc].diff(q[B]) for a in range(k) for Pc in dep])
-            dKf = se.DenseMatrix(k, m, [kappa[a][f].diff(q[B]) for a in range(k) for f in free])
+            kinks = self._cache["kinks"]
+            dKP = se.DenseMatrix(k, k, [engine_diff(kappa[a][Pc], q[B], kinks) for a in range(k) for Pc in dep])
+            dKf = se.DenseMatrix(k, m, [engine_diff(kappa[a][f], q[B], kinks) for a in range(k) for f in free])
             rhs = -dKf - dKP * Cm
             dC.append(None if all(e == 0 for e in rhs) else P["inv"].solve(rhs))
         R = [[[zero] * n for _ in range(n)] for _ in range(n)]
@@ -640,29 +724,33 @@ class MaggiSystem:
         prog = Program(self.program_args(), tuple(pairs), tuple(g + R))
         return prog, [str(a) for a in prog.args], len(g), any(e != 0 for e in R)
 
-    def _evaluate_checks(self, rng, values: Mapping | None = None) -> np.ndarray:
-        prog, names, _, _ = self._checks
-        values = values or {}
-        out = np.array(prog.evaluate({a: float(values.get(a, rng.uniform(0.3, 0.9))) for a in names}))
-        return out.real if np.all(np.abs(out.imag) <= 1e-12 * (1 + np.abs(out.real))) else np.full(len(out), np.nan)
+    def _check_samples(self, count: int, seed: int, values: Mapping | None = None) -> list:
+        """``g_αβ`` and ``R^a_αβ`` at ``count`` random points of their real domain (:class:`Sampler`;
+        ``values`` fixes some arguments, e.g. the parameters)."""
+        prog, _, _, _ = self._checks
+        fixed = {str(k): float(v) for k, v in (values if values is not None else self.values or {}).items()}
+        try:
+            return [vals for _, vals in Sampler(prog, values=fixed, seed=seed).samples(count)]
+        except DomainError as exc:
+            raise DimensionError(f"the Hessian on the constraint distribution: {exc}.") from None
 
     def distribution_is_integrable(self, points: int = 3, tol: float = 1e-9) -> bool:
         """Frobenius (``R^a_αβ = 0``), decided at random points (a nonzero value proves non-integrability)."""
         _, _, ng, nonzero = self._checks
         if not nonzero:
             return True
-        rng = random.Random(3)
-        for _ in range(points):
-            vals = self._evaluate_checks(rng)[ng:]
-            if np.any(np.abs(vals) > tol):
+        for vals in self._check_samples(points, 3):
+            if np.any(np.abs(vals[ng:]) > tol):
                 return False
         return True
 
     def check_regular(self, values: Mapping | None = None) -> None:
         """Raise :class:`IrregularLagrangianError` if ``g_αβ`` is singular at a random point."""
         _, _, ng, _ = self._checks
-        g = self._evaluate_checks(random.Random(5), values)[:ng].reshape(self.m, self.m)
-        if self.m and (not np.all(np.isfinite(g)) or np.linalg.cond(g) > 1e14):
+        if not self.m:
+            return
+        g = self._check_samples(1, 5, values)[0][:ng].reshape(self.m, self.m)
+        if np.linalg.cond(g) > 1e14:
             raise IrregularLagrangianError(
                 "the Lagrangian is not regular with respect to the constraint distribution D: the block "
                 "g_αβ of its Hessian on C is singular; every allowed velocity must carry kinetic energy.")

@@ -71,7 +71,7 @@ def _files() -> list[Traversable]:
 
 #: Bundled examples too large for the exact route (their nonholonomic field comes from Maggi's
 #: equations, :mod:`anholo.dynamics.maggi`); ``example_names(large=False)`` leaves them out.
-LARGE_EXAMPLES = frozenset({"rattleback", "whipple_bicycle"})
+LARGE_EXAMPLES = frozenset({"rattleback", "whipple_bicycle", "whipple_bicycle_pitch_rate"})
 
 
 def example_names(large: bool = True) -> list[str]:
