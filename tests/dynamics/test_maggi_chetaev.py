@@ -304,3 +304,36 @@ def test_nonlinear_bicycle_against_the_linear_bicycle(tmp_path):
         expected[2] /= 3 * pt["x_dot"]
         assert _close(got["lambda"], expected, 1e-7)
         assert not _close(got["lambda"], ref["lambda"], 1e-7)  # the rewritten row's multiplier differs
+
+
+def test_fractional_and_zero_degrees_and_a_homogeneous_zero_set():
+    """Degrees 1/2 (√ż − (ẋ² + ẏ²)^(1/4)) and 0 ((ż − yẋ)/ẋ); and ``e^(ż − yẋ) − 1``, not homogeneous but
+    with the homogeneous zero set of ż − yẋ (docs/chetaev.rst): its constraint force ``λ e^(ż−yẋ)(−y, 0, 1)``
+    is normal to the velocity on C, so the energy is conserved — as the exact route and the oracle's
+    energy rate say."""
+    from fractions import Fraction
+
+    from anholo import Frame, Lagrangian
+    from anholo.analysis.diagnostics import energy_balance
+    from anholo.dynamics.chetaev import ChetaevSystem
+
+    chart = Chart("x y z")
+    y = chart.coordinates[1]
+    xd, yd, zd = chart.velocities
+    T = (xd**2 + yd**2 + zd**2) / 2
+    half = MaggiChetaev(chart, T, [sp.sqrt(zd) - (xd**2 + yd**2) ** sp.Rational(1, 4)])
+    assert half.verdicts().degrees == (Fraction(1, 2),)
+    assert MaggiChetaev(chart, T, [(zd - y * xd) / xd]).verdicts().degrees == (0,)
+    phi = [sp.exp(zd - y * xd) - 1]
+    ch = MaggiChetaev(chart, T, phi)
+    v = ch.verdicts()
+    assert v.degrees == (None,) and v.energy_conserved and v.constraint_power_vanishes
+    assert energy_balance(ChetaevSystem(Lagrangian(Frame.coordinate(chart), T), phi).field()).conserved
+    oracle = Oracle(chart, T, phi)
+    rng = random.Random(4)
+    for _ in range(3):
+        pt = oracle.point_on_C(rng, ["z_dot"])
+        qdd, lam = oracle.solve(pt)
+        got = ch.evaluate(pt)
+        assert _close(got["q_ddot"], qdd) and _close(got["lambda"], lam)
+        assert abs(oracle.energy_rate(pt)) < 1e-10

@@ -326,7 +326,7 @@ class MaggiChetaev:
         ConstraintError
             If no point of C is found (φ = 0 has no real solution near random velocities).
         """
-        from scipy.optimize import fsolve, least_squares
+        from scipy.optimize import fsolve
 
         base = self._base
         names, n, k = base["names"], self.n, self.k
@@ -348,7 +348,7 @@ class MaggiChetaev:
                 continue
             if dep is None:
                 if numerical_rank(vals["J"], RANK_TOLERANCE) < k:
-                    self._check_rank_on_C(pt, least_squares)
+                    self._check_rank_on_C(pt)
                     failures += 1
                     continue
                 dep = []
@@ -396,9 +396,11 @@ class MaggiChetaev:
         return (f"the {self.k} constraints are dependent: their velocity Jacobian dphi/dq_dot has rank {r} < {self.k} "
                 "at a point of C (decided numerically); remove the redundant ones.")
 
-    def _check_rank_on_C(self, pt: dict, least_squares) -> None:
+    def _check_rank_on_C(self, pt: dict) -> None:
         """J has rank below k at a random point: project it onto C (least squares over all velocities) and
         raise DependentConstraintsError if the rank is still below k there."""
+        from scipy.optimize import least_squares
+
         uname = [str(x) for x in self._base["u"]]
 
         def res(x):
@@ -428,8 +430,7 @@ class MaggiChetaev:
 
         ``results``: ``q_ddot`` (n) and ``lambda`` (k, the multipliers of the constraints as written),
         in ``(t, q, q̇)`` and valid on C; ``M`` (rows of ``[[W, −Jᵀ], [J, 0]]``) and ``rhs`` (``[F; s]``) of
-        the implicit form in the unknowns ``(q̈, λ)``; ``power`` (``P = λ_ν J_νA q̇^A``) and
-        ``energy_rate`` (``P + Q_A q̇^A − ∂L/∂t``).
+        the implicit form in the unknowns ``(q̈, λ)``.
 
         Raises
         ------
@@ -471,13 +472,9 @@ class MaggiChetaev:
         lam = [row[0] for row in _eliminate(writer, S, r, Snum, rnum.reshape(k, 1))]
         qdd = [writer.name(Y[A][0] + sum((Y[A][1 + a] * lam[a] for a in range(k) if Y[A][1 + a] != 0), zero))
                for A in range(n)]
-        u = base["u"]
-        power = writer.name(sum((lam[a] * sum((J[a][A] * u[A] for A in range(n)), zero) for a in range(k)), zero))
-        rate = power + sum((red["Q"][A] * u[A] for A in range(n)), zero) - red["dLdt"][0]
         M = [list(W[A]) + [-J[a][A] for a in range(k)] for A in range(n)]
         M += [list(J[a]) + [zero] * k for a in range(k)]
-        results = {"q_ddot": qdd, "lambda": lam, "M": M, "rhs": list(red["F"]) + list(red["s"]),
-                   "power": power, "energy_rate": rate}
+        results = {"q_ddot": qdd, "lambda": lam, "M": M, "rhs": list(red["F"]) + list(red["s"])}
         out = (list(base["pairs"]) + writer.pairs, results)
         self._cache["shared"] = out
         return out
