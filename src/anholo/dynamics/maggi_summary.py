@@ -16,9 +16,10 @@ from ..algebra.decision import Decision
 from ..algebra.engine import printed, to_engine
 from ..algebra.presentation import Presenter, ReportBlock
 from .maggi import MaggiSystem
+from .maggi_chetaev import MaggiChetaev
 from .maggi_vakonomic import MaggiVakonomic
 
-__all__ = ["MaggiSummary", "LargeEulerLagrangeSummary", "LargeVakonomicSummary"]
+__all__ = ["MaggiSummary", "LargeEulerLagrangeSummary", "LargeVakonomicSummary", "LargeChetaevSummary"]
 
 #: How Maggi's route decides integrability of D (``R^a_αβ`` at random points) and regularity (the
 #: condition number of ``g_αβ`` at a random point): :meth:`MaggiSystem.distribution_is_integrable`,
@@ -249,3 +250,119 @@ class LargeVakonomicSummary(ReportBlock):
 
     def summary(self) -> list:
         return []
+
+
+def _degree_text(d) -> object:
+    """A homogeneity degree for JSON: an int, ``"p/q"`` for a fraction, None if not homogeneous."""
+    return d if d is None or isinstance(d, int) else str(d)
+
+
+@dataclass(frozen=True, eq=False)
+class LargeChetaevSummary(ReportBlock):
+    """Chetaev's equations of a large system with nonlinear (or time-dependent) constraints
+    (:class:`~anholo.dynamics.maggi_chetaev.MaggiChetaev`): ``E_A(L) = Q_A + λ_ν ∂φ^ν/∂q̇^A``, ``φ = 0``,
+    solved in coordinates by block elimination, ``q̈ = W⁻¹(F + Jᵀλ)`` with ``(J W⁻¹ Jᵀ) λ = s − J W⁻¹ F``
+    (Chetaev (1932); Talamucci (2025); docs/chetaev.rst, *Large systems*), written with shared
+    subexpressions.  The keys of the exact route's ``chetaev`` block where they make sense (not the
+    displayed equations, nor ``ᾱ − α``, which need the constraints solved in closed form), plus
+    ``"route": "maggi"``, ``"constraint_power_vanishes"`` and how the numerical verdicts (homogeneity
+    degrees, the power of the constraint forces, energy) were decided."""
+
+    system: MaggiChetaev
+    written: tuple
+    verdicts: object  # ChetaevVerdicts
+
+    key = "chetaev"
+    title = "Chetaev dynamics (nonlinear constraints)"
+
+    @classmethod
+    def of(cls, system) -> "LargeChetaevSummary":
+        """The block of an :class:`anholo.system.System` (its chart, L in the natural velocities, its
+        constraints, forces and time)."""
+        forces = system.forces.total if getattr(system, "forces", None) is not None else None
+        ch = MaggiChetaev(system.chart, system.lagrangian.natural_expr(), tuple(system.constraints), forces=forces,
+                          time=system.time, name=getattr(system, "name", ""))
+        ch.shared()  # raises the errors of a singular problem before anything is printed
+        return cls(ch, tuple(system.constraints), ch.verdicts())
+
+    def _prefix(self) -> str:
+        reserved = {s.name for s in self.system._symbols()}
+        prefix = "cse"
+        while any(r.startswith(prefix) for r in reserved):
+            prefix = "_" + prefix
+        return prefix
+
+    def _printed(self) -> tuple:
+        pairs, res = self.system.shared()
+        keys = ("q_ddot", "lambda", "M", "rhs")
+        cse, out = printed(pairs, [res[k] for k in keys], self._prefix())
+        return cse, dict(zip(keys, out))
+
+    def _unknowns(self) -> tuple:
+        return self.system.acceleration_symbols + self.system.multiplier_symbols
+
+    def payload(self, p: Presenter) -> dict:
+        ch, v = self.system, self.verdicts
+        cse, out = self._printed()
+        u = ch.chart.velocities
+        return {"chetaev": {
+            "constraints": [str(to_engine(c)) for c in self.written],
+            "rank": ch.k,
+            "dependent_velocities": [u[A].name for A in ch.dependent],
+            "homogeneity_degrees": [_degree_text(d) for d in v.degrees],
+            "q_ddot": {q.name: e for q, e in zip(ch.chart.coordinates, out["q_ddot"])},
+            "multipliers": out["lambda"],
+            "energy_conserved": v.energy_conserved,
+            "constraint_power_vanishes": v.constraint_power_vanishes,
+            "implicit": {"unknowns": [str(x) for x in self._unknowns()], "M": out["M"], "F": out["rhs"]},
+            "route": "maggi",
+            **v.decision.to_dict(),
+            "cse": cse,
+        }}
+
+    def _degree_lines(self) -> list:
+        out = []
+        for a, d in enumerate(self.verdicts.degrees):
+            kind = f"homogeneous of degree {d}" if d is not None else "not homogeneous"
+            out.append(f"  phi{a + 1}: {kind} in the velocities")
+        return out
+
+    def text_lines(self, p: Presenter) -> list:
+        ch, v = self.system, self.verdicts
+        pairs, _ = ch.shared()
+        u = ch.chart.velocities
+        lines = [f"Constraints: {ch.k} (virtual displacements dphi/dq_dot . dq = 0; print them with --json)"]
+        lines += self._degree_lines()
+        lines += [f"Rank on C: {ch.k}; dependent velocities: {', '.join(u[A].name for A in ch.dependent)}",
+                  "Computed by Chetaev's equations in coordinates, [[W, -J^T], [J, 0]] [q_ddot; lambda] = [F; s] "
+                  "(J = dphi/dq_dot), by block elimination written with shared subexpressions (no normal forms)",
+                  f"Implicit form M x = F in x = ({', '.join(map(str, self._unknowns()))}); q_ddot and lambda "
+                  f"written with {len(pairs)} shared subexpressions: complete in the JSON report (--json), or "
+                  "from Python: anholo.dynamics.maggi_chetaev.MaggiChetaev"]
+        if p.full:
+            cse, out = self._printed()
+            lines.append("Shared subexpressions:")
+            lines += [f"  {name} = {expr}" for name, expr in cse]
+            lines.append("Natural accelerations on C:")
+            lines += [f"  {q.name}_ddot = {e}" for q, e in zip(ch.chart.coordinates, out["q_ddot"])]
+            lines.append("Multipliers of the constraints as written (E(L) = Q + sum_nu lambda_nu dphi_nu/dq_dot):")
+            lines += [f"  {lam} = {e}" for lam, e in zip(ch.multiplier_symbols, out["lambda"])]
+        lines.append("Power of the constraint forces lambda_nu dphi_nu/dq_dot . q_dot on C: "
+                     + ("zero" if v.constraint_power_vanishes else "not zero"))
+        lines += self.summary()
+        lines.append(f"(verdicts {v.decision})")
+        return lines
+
+    def latex_lines(self, p: Presenter) -> list:
+        return [r"\paragraph{Chetaev dynamics} Large system: Chetaev's equations "
+                r"$E_A(L) = Q_A + \lambda_\nu\,\partial\varphi^\nu/\partial\dot q^A$, $\varphi = 0$, solved in "
+                r"coordinates by block elimination (no normal forms); the expressions are in the JSON report. "
+                + self.summary()[0] + "."]
+
+    def summary(self) -> list:
+        v = self.verdicts
+        if v.energy_conserved:
+            return ["Energy conserved: yes"]
+        why = ("the constraint forces do work" if not v.constraint_power_vanishes
+               else "the forces or the time dependence of L do work")
+        return [f"Energy conserved: no ({why})"]
