@@ -2,7 +2,7 @@
 
 For kinematic constraints ``φ^ν(t, q, q̇) = 0`` (ν = 1..k, not necessarily linear in q̇) with
 Chetaev's virtual displacements ``(∂φ^ν/∂q̇^A) δq^A = 0`` and generalized forces ``Q_A``, the
-d'Alembert–Lagrange principle gives (Chetaev (1932); Rumyantsev (1978); Talamucci (2025);
+d'Alembert–Lagrange principle gives (Talamucci (2025), and the references there;
 docs/theory.rst, *Nonlinear constraints and Chetaev's rule*; docs/chetaev.rst)
 
     E_A(L) = d/dt ∂L/∂q̇^A − ∂L/∂q^A = Q_A + λ_ν ∂φ^ν/∂q̇^A,        φ^ν = 0.

@@ -41,7 +41,8 @@ from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, REPORT_SEARCH_BUDGE
 from ..dynamics.maggi import MaggiSystem
 from ..analysis.chaplygin_numerical import translation_chaplygin
 from ..analysis.consistency_numerical import numerical_consistency
-from ..dynamics.maggi_summary import LargeEulerLagrangeSummary, LargeVakonomicSummary, MaggiSummary
+from ..dynamics.maggi_summary import (LargeChetaevSummary, LargeEulerLagrangeSummary, LargeVakonomicSummary,
+                                      MaggiSummary)
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
 from .latex import summary_tex
@@ -334,7 +335,7 @@ def _constraint_kind(system) -> str | None:
             system.nonholonomic()
             return "linear"
         except NonlinearConstraintError:
-            pass
+            return "nonlinear"  # Chetaev's equations in coordinates (LargeChetaevSummary) check them
     if not getattr(system, "is_time_dependent", False):
         try:
             system.linear_constraints()
@@ -491,7 +492,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         "vakonomic": vakonomic,
         "consistency": consistency,
         "chaplygin": chaplygin,
-        "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
+        "chetaev": lambda: (LargeChetaevSummary.of(system) if getattr(system, "is_large", False)
+                            else ChetaevSummary.of(system.chetaev(), tuple(system.constraints))),
         "controllability": flow("controllability", ControllabilitySummary.of,
                                    lambda m: ControllabilitySummary.of_maggi(m)),
         "invariant_measure": flow("invariant_measure", InvariantMeasureSummary.of,
