@@ -19,7 +19,7 @@ def test_json_consistency_block_of_the_particle(capsys):
     assert main(["analyze", "nonholonomic_particle", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     block = report["consistency"]
-    assert set(block) == {"weak", "strong", "section", "reason"}
+    assert set(block) == {"weak", "strong", "section", "reason", "decided"} and block["decided"] == "exact"
     x, y, z = sp.symbols("x y z", real=True)
     xd, yd, zd = sp.symbols("x_dot y_dot z_dot", real=True)
     L = (xd**2 + yd**2 + zd**2) / 2
