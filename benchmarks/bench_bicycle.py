@@ -9,6 +9,14 @@ wall-clock time; medians over ``--repeats`` interleaved runs):
   accelerations, multipliers, adapted frame and structure functions, and prints the JSON report;
 * ``KanesMethod``: a script that builds sympy's test_kane3.py bicycle and calls ``kanes_equations``
   (the peer: ``mass_matrix_full``/``forcing_full``, implicit only);
+* the same for the bicycle written the other ways a user may write it: ``whipple_bicycle_pitch_rate``
+  (the front-contact constraint differentiated, its square root explicit, no ``[values]``) and
+  ``whipple_bicycle`` without its ``[values]`` table (a copy in a temporary directory);
+* ``KanesMethod (pitch rate)``: the KanesMethod script with the differentiated front-contact constraint
+  among the velocity constraints (``whipple_bicycle(pitch_rate=True)``);
+* ``anholo analyze (all blocks)``: the default report (every block: nonholonomic, vakonomic, consistency,
+  controllability, invariant measure, first integrals, the free field) of ``whipple_bicycle``,
+  ``whipple_bicycle_pitch_rate``, ``rattleback`` and ``n_trailer_8``;
 * ``anholo linearize``: ``anholo linearize whipple_bicycle --states lean,steer,v1,v2 --sweep
   v3=0:33.3333:21 --json`` — the lean/steer state matrix at 21 speeds 0…10 m/s;
 * ``KanesMethod.linearize`` (``--kane-linearize``, about a minute): sympy's test_kane3.py linearisation
@@ -45,6 +53,8 @@ sys.path.insert(0, {str(ROOT / 'tests')!r})
 from mechanics_models import whipple_bicycle
 KM, values = whipple_bicycle()
 """
+
+KANE_PITCH_RATE = KANE_SCRIPT.replace("whipple_bicycle()", "whipple_bicycle(pitch_rate=True)")
 
 KANE_LINEARIZE = KANE_SCRIPT + """
 from sympy import symbols
@@ -100,10 +110,26 @@ def main() -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(KANE_SCRIPT)
         kane = f.name
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(KANE_PITCH_RATE)
+        kane_pitch = f.name
+    text = (ROOT / "src" / "anholo" / "examples" / "whipple_bicycle.toml").read_text()
+    symbolic = Path(tempfile.mkdtemp()) / "whipple_bicycle_symbolic.toml"
+    symbolic.write_text(text[:text.index("[values]")])
     cmds = {
         "anholo analyze --json --sections nonholonomic": [py, "-m", "anholo.cli", "analyze", "whipple_bicycle",
                                                           "--json", "--sections", "nonholonomic"],
+        "  pitch-rate bicycle (no [values])": [py, "-m", "anholo.cli", "analyze", "whipple_bicycle_pitch_rate",
+                                               "--json", "--sections", "nonholonomic"],
+        "  whipple_bicycle without [values]": [py, "-m", "anholo.cli", "analyze", str(symbolic),
+                                               "--json", "--sections", "nonholonomic"],
         "KanesMethod (build + kanes_equations)": [py, kane],
+        "KanesMethod, pitch-rate constraint": [py, kane_pitch],
+        "anholo analyze (all blocks) whipple_bicycle": [py, "-m", "anholo.cli", "analyze", "whipple_bicycle"],
+        "anholo analyze (all blocks) whipple_bicycle_pitch_rate": [py, "-m", "anholo.cli", "analyze",
+                                                                   "whipple_bicycle_pitch_rate"],
+        "anholo analyze (all blocks) rattleback": [py, "-m", "anholo.cli", "analyze", "rattleback"],
+        "anholo analyze (all blocks) n_trailer_8": [py, "-m", "anholo.cli", "analyze", "n_trailer_8"],
         "anholo linearize (21 speeds)": [py, "-m", "anholo.cli", "linearize", "whipple_bicycle", "--states",
                                          "lean,steer,v1,v2", "--sweep", "v3=0:33.333333333333336:21", "--json"],
     }
@@ -126,16 +152,19 @@ def main() -> None:
         samples["KanesMethod.linearize (symbolic A in v)"] = [run([py, f.name])[:2]]
     rows = {k: {"cpu_median": statistics.median(c for c, _ in s), "wall_median": statistics.median(w for _, w in s),
                 "runs": len(s)} for k, s in samples.items()}
-    ratio = rows["anholo analyze --json --sections nonholonomic"]["cpu_median"] / \
-        rows["KanesMethod (build + kanes_equations)"]["cpu_median"]
+    kane_cpu = rows["KanesMethod (build + kanes_equations)"]["cpu_median"]
+    ratio = rows["anholo analyze --json --sections nonholonomic"]["cpu_median"] / kane_cpu
+    ratios = {k: rows[k]["cpu_median"] / kane_cpu for k in rows if "bicycle" in k or k.startswith("anholo analyze --")}
     print(f"Whipple bicycle, whole processes (medians of {args.repeats}; load average "
           f"{os.getloadavg()[0]:.2f}); linearisation = published to {worst:.1e}")
     print(f"{'':52}{'CPU s':>8}{'wall s':>9}")
     for k, r in rows.items():
         print(f"{k:52}{r['cpu_median']:8.2f}{r['wall_median']:9.2f}")
     print(f"ratio anholo analyze / KanesMethod (CPU): {ratio:.2f}")
+    for k, r in ratios.items():
+        print(f"  ratio {k.strip()} / KanesMethod: {r:.2f}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"rows": rows, "ratio_cpu": ratio, "linearization_error": worst,
+    Path(args.json).write_text(json.dumps({"rows": rows, "ratio_cpu": ratio, "ratios_cpu": ratios, "linearization_error": worst,
                                            "loadavg": os.getloadavg()[0]}, indent=2))
     print(f"written: {args.json}")
 
