@@ -453,6 +453,17 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                                f"Python with nh = anholo.system.System.load(FILE).nonholonomic(); {_FLOW_CALLS[key]}") from None
         return run
 
+    def controllability():
+        """The exact flag, or for a large system (Maggi's route) the flag decided at random points."""
+        if not isinstance(nh(), MaggiSystem):
+            return flow("controllability", ControllabilitySummary.of)()
+        try:
+            with cpu_budget(FLOW_BUDGET):
+                return ControllabilitySummary.of_maggi(nh())
+        except OverBudget:
+            raise _Stopped(f"not finished within its CPU-time budget of {FLOW_BUDGET:g} s; compute it in Python "
+                           "with anholo.geometry.distribution.numerical_flag(anholo.system.System.load(FILE).maggi())") from None
+
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
         "euler_lagrange": lambda: LargeEulerLagrangeSummary.of(system.free_maggi(), constrained=kind is not None)
@@ -465,7 +476,7 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         "consistency": consistency,
         "chaplygin": chaplygin,
         "chetaev": lambda: ChetaevSummary.of(system.chetaev(), tuple(system.constraints)),
-        "controllability": flow("controllability", ControllabilitySummary.of),
+        "controllability": controllability,
         "invariant_measure": flow("invariant_measure", InvariantMeasureSummary.of),
         "first_integrals": flow("first_integrals", lambda nh_: FirstIntegralsSummary.of(
             nh_, generators=(system.symmetry or {}).get("generators", ()))),
