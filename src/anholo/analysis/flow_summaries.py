@@ -22,7 +22,7 @@ from ..algebra.presentation import Presenter, ReportBlock, align
 from ..algebra.printing import latex, tex_text
 from ..dynamics.maggi import MaggiSystem
 from ..dynamics.nonholonomic import NonholonomicSystem
-from ..geometry.distribution import Flag, flag_of
+from ..geometry.distribution import Flag, flag_of, numerical_flag
 from .first_integrals import FirstIntegrals, first_integrals
 from .flow_integrals import numerical_first_integrals
 from .flow_numerical import numerical_invariant_density
@@ -35,7 +35,8 @@ __all__ = ["ControllabilitySummary", "InvariantMeasureSummary", "FirstIntegralsS
 @dataclass(frozen=True, eq=False)
 class ControllabilitySummary(ReportBlock):
     """The flag ``D ⊂ D + [D, D] ⊂ …`` of the constraint distribution: its growth vector at a generic
-    point, the bracket-generating verdict (Chow–Rashevskii) and, when cheap, a determinant whose zeros
+    point, the bracket-generating verdict (Chow–Rashevskii), how the ranks were decided (exactly, or
+    numerically at random points for a large system) and, when cheap, a determinant whose zeros
     contain the singular points."""
 
     flag: Flag
@@ -46,8 +47,17 @@ class ControllabilitySummary(ReportBlock):
 
     @classmethod
     def of(cls, nh: NonholonomicSystem) -> "ControllabilitySummary":
+        """The block of the exact route: :func:`~anholo.geometry.distribution.flag_of` (ranks decided exactly)."""
         flag = flag_of(nh.frame, nh.m)
         return cls(flag, flag.singular_factors() if flag.bracket_generating else None)
+
+    @classmethod
+    def of_maggi(cls, maggi) -> "ControllabilitySummary":
+        """The block of a large system (Maggi's route, docs/implicit.rst): the flag of
+        ``D = span{X_α = ∂_{f_α} + C^P_α ∂_P}`` with brackets over shared subexpressions and ranks decided
+        numerically at random points (:func:`~anholo.geometry.distribution.numerical_flag`); no
+        regularity determinant (``regular_where_nonzero`` is null)."""
+        return cls(numerical_flag(maggi), None)
 
     def payload(self, p: Presenter) -> dict:
         f = self.flag
@@ -58,6 +68,7 @@ class ControllabilitySummary(ReportBlock):
             "rank_D": f.m,
             "generators": [f.word_text(i) for i in range(len(f.generators))],
             "regular_where_nonzero": None if self.singular is None else [p.present(e) for e in self.singular],
+            **f.decision.to_dict(),
         }}
 
     def _verdict(self) -> str:
@@ -77,9 +88,16 @@ class ControllabilitySummary(ReportBlock):
             return "regular everywhere the frame is (the kept brackets are independent there)"
         return "regular where these do not vanish: " + ", ".join(str(e) for e in self.singular)
 
+    def _decided(self) -> str:
+        d = self.flag.decision
+        if d.is_exact:
+            return "Ranks decided exactly"
+        return (f"Ranks decided numerically at {d.points} random points (relative tolerance {d.tolerance:g} "
+                "of the singular values)")
+
     def text_lines(self, p: Presenter) -> list:
         f = self.flag
-        lines = [self._verdict(), "Brackets spanning the flag (in the adapted frame):"]
+        lines = [self._verdict(), self._decided(), "Brackets spanning the flag (in the adapted frame):"]
         lines += [f"  step {f.levels[i]}: {f.word_text(i)}" for i in range(len(f.generators))]
         if self.singular is not None:
             lines.append("Regular points: " + (", ".join(p.text(e) + " != 0" for e in self.singular)
@@ -87,7 +105,7 @@ class ControllabilitySummary(ReportBlock):
         return lines
 
     def latex_lines(self, p: Presenter) -> list:
-        out = [tex_text(self._verdict()) + "."]
+        out = [tex_text(self._verdict()) + ".", tex_text(self._decided()) + "."]
         if self.singular:
             out.append("Regular where " + ", ".join(f"${p.latex(e)} \\neq 0$" for e in self.singular) + ".")
         return out
@@ -95,7 +113,8 @@ class ControllabilitySummary(ReportBlock):
     def summary(self) -> list:
         f = self.flag
         return [f"controllability: growth vector {list(f.growth_vector)}, "
-                + ("bracket generating" if f.bracket_generating else "not bracket generating")]
+                + ("bracket generating" if f.bracket_generating else "not bracket generating")
+                + ("" if f.decision.is_exact else " (decided numerically)")]
 
 
 _STOPPED = (" (search stopped at its CPU-time budget; run anholo.analysis.invariant_measure."

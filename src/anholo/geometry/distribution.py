@@ -33,17 +33,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import sympy as sp
 
 from ..algebra import determinant, generic_rank, size_exceeds, tidy
 from ..algebra import kernel as _kernel
+from ..algebra.decision import EXACT, NUMERICAL_POINTS, Decision, DomainError, Sampler, numerical_rank
+from ..algebra.engine import engine_cse, se, shared_to_sympy, to_engine, zero
+from ..algebra.program import Program
 from ..errors import DimensionError
 from .frame import Frame
 
-__all__ = ["Flag", "flag_of"]
+__all__ = ["Flag", "flag_of", "numerical_flag", "RANK_TOLERANCE"]
 
 #: Components larger than this (tree nodes) are not put through ``tidy`` (kept as derived).
 _TIDY_LIMIT = 2000
+#: Relative tolerance of the numerical ranks of :func:`numerical_flag` (singular values of the kept
+#: brackets, rows scaled to unit length, against the largest).  Measured: rows that are dependent give
+#: relative singular values below 1e-15 (n-trailer with 8 trailers, Whipple bicycle); the smallest
+#: genuine one met is 1.6e-8 (the 13 brackets of the 10-trailer, where the trailers are nearly aligned).
+RANK_TOLERANCE = 1e-10
 #: The determinant of the final generators is factored only below this size.
 _DET_LIMIT = 3000
 #: Terms (numerator + denominator) a bracket may reach on the exact coordinate route
@@ -69,14 +78,16 @@ class Flag:
 
     Attributes
     ----------
-    frame : Frame
-        The adapted frame (its first ``m`` vectors span D).
+    frame : Frame or None
+        The adapted frame (its first ``m`` vectors span D); None for a flag computed from
+        coordinate generators (:func:`numerical_flag`).
     m : int
         The rank of D.
     generators : tuple of tuples
         Kept generators in coordinate components (row i: ``Y_i^A``, ``Y_i = Y_i^A ∂/∂q^A``):
         ``generators[:growth_vector[k]]`` span ``D^{k+1}`` at a generic point (the first m are
-        ``X_1..X_m``).
+        ``X_1..X_m``).  For a numerical flag they are symengine expressions over the shared
+        definitions of :attr:`program`.
     levels : tuple of int
         ``levels[i]``: the step k of the flag at which generator i entered (1 for D).
     words : tuple of tuples
@@ -84,19 +95,30 @@ class Flag:
         ``(α,)`` is ``X_α``, ``(α, β, γ)`` is ``[X_α, [X_β, X_γ]]``.
     growth_vector : tuple of int
         The ranks of ``D^1, D^2, …`` at a generic point, up to the step where they stop growing.
+    decision : Decision
+        How the ranks were decided: ``EXACT`` (:func:`flag_of`) or numerically at random points
+        with a relative tolerance (:func:`numerical_flag`).
+    program : Program or None
+        For a numerical flag: the kept generators' components (row-major) as the outputs of a
+        straight-line program over their shared definitions, in the coordinates and parameters.
+    n : int or None
+        dim Q when there is no frame.
     """
 
-    frame: Frame
+    frame: Frame | None
     m: int
     generators: tuple
     levels: tuple
     words: tuple
     growth_vector: tuple
+    decision: Decision = EXACT
+    program: Program | None = None
+    n: int | None = None
 
     @property
     def dimension(self) -> int:
         """n = dim Q."""
-        return self.frame.dim
+        return self.frame.dim if self.frame is not None else self.n
 
     @property
     def bracket_generating(self) -> bool:
@@ -114,7 +136,12 @@ class Flag:
         return self.growth_vector == (self.m,)
 
     def basis_matrix(self) -> sp.ImmutableMatrix:
-        """The kept generators as rows, in coordinates."""
+        """The kept generators as rows, in coordinates (for a numerical flag: sympy expressions sharing
+        the subexpressions of :attr:`program`, symbols without assumptions)."""
+        if self.program is not None:
+            p, n = self.program.pruned(), self.dimension
+            out = shared_to_sympy(p.pairs, p.outputs)
+            return sp.ImmutableMatrix(len(out) // n, n, out)
         return sp.ImmutableMatrix([list(g) for g in self.generators])
 
     def regularity_determinant(self) -> sp.Expr | None:
@@ -122,10 +149,11 @@ class Flag:
 
         At a point where it does not vanish (and the components are defined), the growth vector
         is the generic one; the singular points lie in its zero set.  None if D is not bracket
-        generating, or if the generators are too large for the determinant to be cheap.
+        generating, if the generators are too large for the determinant to be cheap, or for a
+        numerical flag (use :meth:`ranks_at` at the points of interest).
         """
-        if not self.bracket_generating:
-            return None
+        if not self.bracket_generating or self.program is not None:
+            return None  # a numerical flag's generators are too large for a symbolic determinant
         B = self.basis_matrix()
         if any(size_exceeds(e, _DET_LIMIT // self.dimension) for e in B):
             return None  # too large to be of use (and to compute cheaply)
@@ -133,6 +161,30 @@ class Flag:
         if not size_exceeds(det, _DET_LIMIT):
             det = sp.factor(tidy(det))
         return det
+
+    def ranks_at(self, point, tolerance: float | None = None) -> tuple:
+        """The ranks of the kept generators of ``D^1, D^2, …`` at one point (``point``: names or symbols of the
+        coordinates and parameters → numbers), by SVD with relative ``tolerance`` (:data:`RANK_TOLERANCE`).
+
+        Where they equal :attr:`growth_vector` the point is regular (the growth vector there is the
+        generic one); lower ranks mark a point where the kept brackets are dependent (a singular point,
+        or one where other brackets take their place)."""
+        tolerance = RANK_TOLERANCE if tolerance is None else tolerance
+        n, values = self.dimension, {str(k): float(v) for k, v in dict(point).items()}
+        if self.program is not None:
+            missing = sorted(str(a) for a in self.program.args if str(a) not in values)
+            if missing:
+                raise DimensionError(f"give values for {', '.join(missing)} (coordinates and parameters).")
+            flat = np.array(self.program.evaluate(values))
+        else:
+            subs = {s: values[s.name] for s in set().union(*(sp.sympify(c).free_symbols for g in self.generators for c in g))
+                    if s.name in values}
+            flat = np.array([complex(sp.sympify(c).xreplace(subs).evalf()) for g in self.generators for c in g])
+        if np.any(np.abs(flat.imag) > 1e-12 * (1 + np.abs(flat.real))) or not np.all(np.isfinite(flat)):
+            raise DimensionError("the generators are not finite real numbers at this point; choose a point in "
+                                 "their domain and give every coordinate and parameter.")
+        rows = flat.real.reshape(len(self.generators), n)
+        return tuple(_independent_rows(rows[:k], tolerance) for k in self.growth_vector)
 
     def singular_factors(self) -> tuple | None:
         """The factors of :meth:`regularity_determinant` that can vanish (numbers and powers of
@@ -174,7 +226,7 @@ class Flag:
 
     def to_dict(self) -> dict:
         return {"growth_vector": list(self.growth_vector), "bracket_generating": self.bracket_generating,
-                "generators": [self.word_text(i) for i in range(len(self.generators))]}
+                "generators": [self.word_text(i) for i in range(len(self.generators))], **self.decision.to_dict()}
 
 
 def _grow(m: int, n: int, steps: int, unit: list, bracket, independent=None) -> tuple:
@@ -315,3 +367,338 @@ def flag_of(frame: Frame, m: int | None = None, max_steps: int | None = None) ->
     coords = tuple(tuple(tidy(sp.Add(*[g[j] * Xv[j, A] for j in range(n) if g[j] != 0 and Xv[j, A] != 0]))
                          for A in range(n)) for g in gens)
     return Flag(frame, m, coords, levels, words, growth)
+
+
+# --- the flag of a large distribution: brackets over shared subexpressions, ranks at random points ----
+
+
+class _Brackets:
+    """Vector fields on Q whose components are names of one growing list of shared definitions, their
+    Lie brackets, and the values of every definition at a few fixed points.
+
+    A vector field ``V`` acts on a definition ``t = f(s_1, …)`` by the chain rule along the
+    definitions, ``V(t) = Σ_s ∂f/∂s · V(s)`` with ``V(q^B) = V^B`` and ``V(p) = 0`` for the other
+    arguments (forward-mode differentiation in the direction V, Griewank & Walther (2008)); each
+    ``V(t)`` becomes a new definition, memoised per (V, t).  The bracket of coordinate vector fields
+
+        [X, Y]^A = X(Y^A) − Y(X^A)
+
+    then costs one new definition per definition of its operands, whatever the size of their trees:
+    an iterated bracket of depth d over generators of s definitions has about d·s of them.  Nothing
+    is simplified (a component that cancels to an exact 0 is noticed; other zeros are numerical).
+    """
+
+    def __init__(self, coordinates, args, pairs, fields, points):
+        self.q = {s: B for B, s in enumerate(coordinates)}
+        self.n = len(coordinates)
+        self.value = {}  # definition -> its expression
+        self.order = {}  # definition -> position (dependency order)
+        self.pairs = []
+        self.memo = {}  # (field index, definition) -> V(t): a definition, an argument or a number
+        self.cons = {}  # operation -> its name (hash-consing)
+        self.fields = []
+        self.count = 0
+        self.taken = {str(a) for a in args} | {str(a) for a, _ in pairs}
+        self.P = len(points)
+        self.vals = {str(a): np.array([float(pt[str(a)]) for pt in points]) for a in args}
+        self._fresh = []
+        alias = {}  # the shared definitions given, decomposed into operations
+        for name, value in pairs:
+            alias[name] = self.define(value.xreplace(alias) if alias else value)
+        for row in fields:
+            self.add_field([self.component(self.define(e.xreplace(alias) if alias else e)) for e in row])
+        self._evaluate(self._fresh)
+        self._fresh = []
+
+    def _record(self, name, value):
+        self.value[name] = value
+        self.order[name] = len(self.pairs)
+        self.pairs.append((name, value))
+
+    def name(self, expr):
+        """``expr`` as a constant, a name, or the name of one definition (hash-consed)."""
+        if isinstance(expr, se.Symbol) or not expr.free_symbols:
+            return expr
+        hit = self.cons.get(expr)
+        if hit is None:
+            hit = self.cons[expr] = self._new(expr)
+        return hit
+
+    def _new(self, expr):
+        while f"_lie{self.count}" in self.taken:
+            self.count += 1
+        name = se.Symbol(f"_lie{self.count}")
+        self.count += 1
+        self._record(name, expr)
+        self._fresh.append((name, expr))
+        return name
+
+    def define(self, expr):
+        """``expr`` as a constant, a name, or the name of a definition, decomposed into single operations
+        on names (three-address form, hash-consed: an operation met twice is defined once).  The
+        derivative of one operation is then a small expression, so that repeated differentiation
+        never differentiates a large tree."""
+        if isinstance(expr, se.Symbol) or not expr.free_symbols:
+            return expr
+        cons = self.cons
+        hit = cons.get(expr)
+        if hit is not None:
+            return hit
+        stack = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in cons:
+                continue
+            if isinstance(node, se.Symbol) or not node.free_symbols:
+                cons[node] = node
+                continue
+            if not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args if a not in cons)
+                continue
+            args = [cons[a] for a in node.args]
+            if isinstance(node, (se.Add, se.Mul)) and len(args) > 2:  # binary operations: the k-th
+                acc = args[0]  # derivative of a product of two has k + 1 terms, of f factors C(k+f-1, k)
+                for a in args[1:-1]:
+                    acc = self._op(node.func(acc, a))
+                args = [acc, args[-1]]
+            op = node.func(*args)
+            if op in cons:
+                cons[node] = cons[op]
+            else:
+                cons[node] = self._op(op)
+        return cons[expr]
+
+    def _op(self, op):
+        """The name of one operation on names (numbers times names stay in place)."""
+        hit = self.cons.get(op)
+        if hit is None:
+            hit = self.cons[op] = op if _inline(op) or not op.free_symbols or isinstance(op, se.Symbol) else self._new(op)
+        return hit
+
+    def add_field(self, components) -> int:
+        self.fields.append(tuple(components))
+        return len(self.fields) - 1
+
+    def component(self, expr):
+        """``expr`` as a number or a name (an operation kept in place gets a definition of its own)."""
+        expr = self.name(expr)
+        if isinstance(expr, se.Symbol) or not expr.free_symbols:
+            return expr
+        hit = self.cons.get(("component", expr))
+        if hit is None:
+            hit = self.cons[("component", expr)] = self._new(expr)
+        return hit
+
+    def _d(self, f: int, s):
+        B = self.q.get(s)
+        if B is not None:
+            return self.fields[f][B]
+        return self.memo.get((f, s), zero)
+
+    def _chain(self, f: int, expr):
+        """``V_f(expr) = Σ_s ∂expr/∂s · V_f(s)``, expanded: a sum of products of names and functions of
+        names, so that like terms of repeated derivatives combine (Leibniz: the k-th derivative of
+        ``u·v`` has k + 1 terms)."""
+        out = zero
+        for s in expr.free_symbols:
+            ds = self._d(f, s)
+            if ds != 0:
+                out = out + expr.diff(s) * ds
+        return se.expand(out)
+
+    def derivative(self, f: int, expr):
+        """``V_f(expr)``, the definitions it needs differentiated first (in dependency order)."""
+        need, stack, seen = [], [s for s in expr.free_symbols if s in self.value], set()
+        while stack:
+            s = stack.pop()
+            if s in seen or (f, s) in self.memo:
+                continue
+            seen.add(s)
+            need.append(s)
+            stack.extend(t for t in self.value[s].free_symbols if t in self.value)
+        for s in sorted(need, key=self.order.__getitem__):
+            self.memo[(f, s)] = self.name(self._chain(f, self.value[s]))
+        return self._chain(f, expr)
+
+    def bracket(self, a: int, g: int) -> tuple:
+        """The components of ``[V_a, V_g]`` (names of new definitions), evaluated at the points."""
+        self._fresh = []
+        X, Y = self.fields[a], self.fields[g]
+        out = tuple(self.component(self.derivative(a, Y[A]) - self.derivative(g, X[A])) for A in range(self.n))
+        self._evaluate(self._fresh)
+        self._fresh = []
+        return out
+
+    def at_points(self, components) -> np.ndarray:
+        """``(points, n)`` values of a vector field's components."""
+        out = np.empty((self.P, self.n))
+        for A, c in enumerate(components):
+            out[:, A] = self.vals[str(c)] if isinstance(c, se.Symbol) else float(c)
+        return out
+
+    def _evaluate(self, pairs):
+        """The values of new definitions at every point: the batch is cut into generations (a definition
+        uses only earlier generations), each evaluated by one compiled symengine function at all points."""
+        if not pairs:
+            return
+        gen = {}
+        for name, value in pairs:
+            gen[name] = 1 + max((gen[s] for s in value.free_symbols if s in gen), default=-1)
+        groups = [[] for _ in range(max(gen.values()) + 1)]
+        for name, value in pairs:
+            groups[gen[name]].append((name, value))
+        with np.errstate(all="ignore"):
+            for group in groups:
+                args = sorted({s for _, v in group for s in v.free_symbols}, key=str)
+                f = se.Lambdify(args, [v for _, v in group], real=True, backend="lambda", cse=False)
+                out = np.asarray(f(np.column_stack([self.vals[str(a)] for a in args]))).reshape(self.P, len(group))
+                for i, (name, _) in enumerate(group):
+                    self.vals[str(name)] = out[:, i]
+
+
+def _inline(op) -> bool:
+    """Operations written in place rather than defined: a number times a name."""
+    return isinstance(op, se.Mul) and len(op.args) == 2 and op.args[0].is_Number and isinstance(op.args[1], se.Symbol)
+
+
+def _independent_rows(rows: np.ndarray, tolerance: float) -> int:
+    """The numerical rank of ``rows`` (one point) after scaling each row to unit length; a row shorter than
+    ``tolerance`` times the longest counts as zero (rounding noise is not scaled up into a direction)."""
+    norms = np.linalg.norm(rows, axis=1)
+    keep = norms > tolerance * norms.max() if len(norms) else norms > 0
+    return numerical_rank(rows[keep] / norms[keep, None], tolerance) if keep.any() else 0
+
+
+def numerical_flag(generators, coordinates=None, max_steps: int | None = None, points: int = NUMERICAL_POINTS,
+                   tolerance: float = RANK_TOLERANCE, values=None, definitions=(), seed: int = 0) -> Flag:
+    """The flag of ``D = span{X_1..X_m}`` and its generic growth vector, ranks decided at random points.
+
+    The large-system counterpart of :func:`flag_of` (Maggi's route, :mod:`anholo.dynamics.maggi`).
+    The generators are coordinate vector fields ``X_α = X_α^A ∂/∂q^A`` (for a Maggi system
+    ``X_α = ∂_{f_α} + C^P_α ∂_P``, the first m rows of its adapted frame); the flag
+    ``D^1 = D, D^{k+1} = D^k + [D, D^k]`` is grown as in :func:`flag_of`: the brackets
+    ``[X_α, Y]^A = X_α(Y^A) − Y(X_α^A)`` of the generators with the newest kept generators Y,
+    computed symbolically over shared subexpressions (forward mode along the definitions, nothing
+    simplified, no tree ever expanded), a bracket kept when it raises the rank.
+
+    The ranks are decided numerically (Schwartz (1980), Zippel (1979)): every generator is evaluated at
+    ``points`` random points of the real domain (:class:`~anholo.algebra.decision.Sampler`: the
+    parameters at ``values`` when given, random otherwise; coordinates uniform in (0.3, 0.9)); at each
+    point the rows, scaled to unit length, have as rank the number of singular values above
+    ``tolerance`` times the largest (:func:`~anholo.algebra.decision.numerical_rank`), and the generic
+    rank is the maximum over the points.  The flag records ``Decision.numerical(points, tolerance)``.
+
+    Parameters
+    ----------
+    generators : MaggiSystem or sequence of m rows of n expressions
+        A Maggi system (its ``frame_vectors()[:m]`` in its coordinates, its ``values`` as the
+        parameters' values), or the coordinate components ``X_α^A`` (sympy or symengine).
+    coordinates : sequence of symbols
+        The coordinates ``q^A`` (omit for a Maggi system).  Every other symbol is a parameter.
+    max_steps : int, optional
+        Stop after this many steps (default: n − m + 1).
+    points, tolerance : int, float
+        Random points and relative tolerance of the ranks.
+    values : mapping, optional
+        Parameter values (names or symbols to numbers); a Maggi system's ``values`` by default.
+    definitions : sequence of (Symbol, expression), optional
+        Shared definitions the generators are written with (a cse list, in order).
+    seed : int
+        Seed of the random points.
+
+    Examples
+    --------
+    The nonholonomic particle ``ż = y ẋ``, ``D = span{∂_x + y ∂_z, ∂_y}``:
+
+    >>> import sympy as sp
+    >>> x, y, z = sp.symbols("x y z")
+    >>> flag = numerical_flag([[1, 0, y], [0, 1, 0]], [x, y, z])
+    >>> flag.growth_vector, flag.bracket_generating, flag.decision.to_dict()["decided"]
+    ((2, 3), True, 'numerical')
+    """
+    if hasattr(generators, "frame_vectors"):  # a MaggiSystem (geometry does not import dynamics)
+        system = generators
+        m = system.m
+        rows = system.frame_vectors()[:m]
+        coordinates = system._cache["q"]
+        if values is None:
+            values = system.values
+    else:
+        if coordinates is None:
+            raise DimensionError("give the coordinates q^A of the generators' components "
+                                 "(numerical_flag(rows, coordinates)).")
+        rows = [[to_engine(e) for e in row] for row in generators]
+    q = [se.Symbol(str(s)) for s in coordinates]
+    n, m = len(q), len(rows)
+    if len(set(map(str, q))) != n:
+        raise DimensionError("the coordinates must have distinct names.")
+    if any(len(r) != n for r in rows):
+        raise DimensionError(f"each generator needs {n} components (one per coordinate), "
+                             f"got {sorted({len(r) for r in rows})}.")
+    if not 0 < m <= n:
+        raise DimensionError(f"need between 1 and {n} generators of D, got {m}.")
+    if points < 1 or not tolerance > 0:
+        raise DimensionError(f"need at least one point and a positive tolerance, got {points} and {tolerance}.")
+    steps = n - m + 1 if max_steps is None else max_steps
+
+    definitions = [(se.Symbol(str(a)), to_engine(b)) for a, b in definitions]
+    flat = [e for row in rows for e in row]
+    pairs, reduced = engine_cse(flat)
+    if definitions:  # the given definitions stay first; cse may not reuse their names
+        clash = {str(a) for a, _ in definitions}
+        if clash & {str(a) for a, _ in pairs}:
+            raise DimensionError("the shared definitions' names clash with generated ones (x0, x1, …); rename them.")
+        pairs = definitions + pairs
+    defined = {a for a, _ in pairs}
+    syms = {s for e in reduced for s in e.free_symbols} | {s for _, e in pairs for s in e.free_symbols}
+    params = sorted(syms - defined - set(q), key=str)
+    args = tuple(q) + tuple(params)
+    vals = {str(k): float(v) for k, v in (values or {}).items()}
+    sampler = Sampler(Program(args, tuple(pairs), tuple(reduced) or (zero,)), vals, seed=seed)
+    pts = [pt for pt, _ in sampler.samples(points)]
+    lie = _Brackets(q, args, pairs, [reduced[a * n:(a + 1) * n] for a in range(m)], pts)
+    field_of = list(range(m))  # generator index -> field index in ``lie``
+    gens = [lie.fields[a] for a in range(m)]
+    values_at = [lie.at_points(g) for g in gens]  # (points, n) each
+
+    def rank_of(arrays) -> int:
+        M = np.stack(arrays, axis=1)  # (points, rows, n)
+        good = np.all(np.isfinite(M), axis=(1, 2))
+        if not good.any():
+            raise DomainError("the brackets of D are not finite at any of the random points; give parameter "
+                              "values ([values]) in the real domain of the constraints.")
+        return max(_independent_rows(M[p], tolerance) for p in range(len(M)) if good[p])
+
+    if rank_of(values_at) < m:
+        raise DimensionError(f"the {m} generators of D are linearly dependent at random points; give independent ones.")
+    levels, words = [1] * m, [(a,) for a in range(m)]
+    growth, newest = [m], list(range(m))
+    while len(growth) < steps and len(gens) < n and newest:
+        added = []
+        for g in newest:
+            for a in range(m):
+                if levels[g] == 1 and a <= g:  # [X_a, X_a] = 0, and [X_a, X_b] was tried as [X_b, X_a]
+                    continue
+                cand = lie.bracket(a, field_of[g])
+                if all(c == 0 for c in cand):
+                    continue
+                vals_c = lie.at_points(cand)
+                if rank_of(values_at + [vals_c]) > len(gens):
+                    gens.append(cand)
+                    values_at.append(vals_c)
+                    field_of.append(lie.add_field(cand))
+                    levels.append(len(growth) + 1)
+                    words.append((a,) + words[g])
+                    added.append(len(gens) - 1)
+                    if len(gens) == n:
+                        break
+            if len(gens) == n:
+                break
+        if not added:
+            break
+        growth.append(len(gens))
+        newest = added
+    program = Program(args, tuple(lie.pairs), tuple(c for g in gens for c in g)).pruned()
+    return Flag(None, m, tuple(gens), tuple(levels), tuple(words), tuple(growth),
+                Decision.numerical(points, tolerance), program, n)

@@ -67,6 +67,11 @@ _FLOW_CALLS = {
 }
 
 
+_NUMERICAL_CALLS = {
+    "controllability": "anholo.geometry.distribution.numerical_flag(m)",
+    "invariant_measure": "anholo.analysis.flow_numerical.numerical_invariant_density(m)",
+    "first_integrals": "anholo.analysis.flow_integrals.numerical_first_integrals(m)",
+}
 _CHAPLYGIN_NOTE = ("on Maggi's route the Chaplygin analysis is made for a symmetry of translations of as many "
                    "coordinates as constraints (docs/chaplygin.rst); for this symmetry it is built on the exact "
                    "route's normal forms, and this system takes Maggi's route ({why}); compute it in Python with "
@@ -463,7 +468,12 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         does not finish in it or the system takes Maggi's route."""
         def run():
             if maggi():
-                return numerical(nh())
+                try:
+                    with cpu_budget(FLOW_BUDGET):
+                        return numerical(nh())
+                except OverBudget:
+                    raise _Stopped(f"not finished within its CPU-time budget of {FLOW_BUDGET:g} s; compute it in "
+                                   f"Python with m = anholo.system.System.load(FILE).maggi(); {_NUMERICAL_CALLS[key]}") from None
             nh_ = nh()  # derived outside the budget: the field is the report's, not the analysis's
             nh_.field()
             try:
