@@ -287,7 +287,7 @@ def test_theorem1_fails_without_tangency():
 def test_consistency_report_with_extra_sections():
     S, nh = load("vertical_rolling_disk", ["x", "y"])
     rep = consistency_report(nh, [minus_p(nh)])
-    assert rep.to_dict() == {"weak": True, "strong": True, "section": "-p", "reason": rep.reason}
+    assert rep.to_dict() == {"weak": True, "strong": True, "section": "-p", "reason": rep.reason, "decided": "exact"}
     S, nh, P = carriage()
     rep = consistency_report(nh, [minus_p(nh)])
     assert rep.strong is None and rep.section == "-p" and "a = 0" in rep.reason
