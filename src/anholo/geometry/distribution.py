@@ -27,6 +27,12 @@ The kept generators ``B_1 ⊂ B_2 ⊂ …`` (``|B_k|`` = the generic rank of ``D
 a cheap sufficient condition for regularity: where the determinant of the last
 ``B`` (frame components) does not vanish (and the frame is regular), every ``B_k``
 is independent, so the ranks there are the generic ones.
+
+For a large system (Maggi's route) :func:`numerical_flag` grows the same flag from the
+coordinate brackets ``[X, Y]^A = X(Y^A) − Y(X^A)`` of the generators ``X_α = ∂_{f_α} + C^P_α ∂_P``,
+differentiated along their shared subexpressions (forward mode, Griewank & Walther (2008)), and
+decides the ranks numerically at random points (SVD with a relative tolerance; Schwartz (1980),
+Zippel (1979)); the :class:`Flag` records how its ranks were decided (docs/controllability.rst).
 """
 
 from __future__ import annotations
