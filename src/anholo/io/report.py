@@ -461,8 +461,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             with cpu_budget(FLOW_BUDGET):
                 return ControllabilitySummary.of_maggi(nh())
         except OverBudget:
-            raise _Stopped(f"not finished within its CPU-time budget of {FLOW_BUDGET:g} s; compute it in Python "
-                           "with anholo.geometry.distribution.numerical_flag(anholo.system.System.load(FILE).maggi())") from None
+            raise _Stopped(f"not finished within its CPU-time budget of {FLOW_BUDGET:g} s; compute it in Python with "
+                           "anholo.geometry.distribution.numerical_flag(anholo.system.System.load(FILE).maggi())") from None
 
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
