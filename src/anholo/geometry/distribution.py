@@ -27,6 +27,12 @@ The kept generators ``B_1 ⊂ B_2 ⊂ …`` (``|B_k|`` = the generic rank of ``D
 a cheap sufficient condition for regularity: where the determinant of the last
 ``B`` (frame components) does not vanish (and the frame is regular), every ``B_k``
 is independent, so the ranks there are the generic ones.
+
+For a large system (Maggi's route) :func:`numerical_flag` grows the same flag from the
+coordinate brackets ``[X, Y]^A = X(Y^A) − Y(X^A)`` of the generators ``X_α = ∂_{f_α} + C^P_α ∂_P``,
+differentiated along their shared subexpressions (forward mode, Griewank & Walther (2008)), and
+decides the ranks numerically at random points (SVD with a relative tolerance; Schwartz (1980),
+Zippel (1979)); the :class:`Flag` records how its ranks were decided (docs/controllability.rst).
 """
 
 from __future__ import annotations
@@ -177,8 +183,8 @@ class Flag:
                 raise DimensionError(f"give values for {', '.join(missing)} (coordinates and parameters).")
             flat = np.array(self.program.evaluate(values))
         else:
-            subs = {s: values[s.name] for s in set().union(*(sp.sympify(c).free_symbols for g in self.generators for c in g))
-                    if s.name in values}
+            symbols = set().union(*(sp.sympify(c).free_symbols for g in self.generators for c in g))
+            subs = {s: values[s.name] for s in symbols if s.name in values}
             flat = np.array([complex(sp.sympify(c).xreplace(subs).evalf()) for g in self.generators for c in g])
         if np.any(np.abs(flat.imag) > 1e-12 * (1 + np.abs(flat.real))) or not np.all(np.isfinite(flat)):
             raise DimensionError("the generators are not finite real numbers at this point; choose a point in "
@@ -473,7 +479,8 @@ class _Brackets:
         """The name of one operation on names (numbers times names stay in place)."""
         hit = self.cons.get(op)
         if hit is None:
-            hit = self.cons[op] = op if _inline(op) or not op.free_symbols or isinstance(op, se.Symbol) else self._new(op)
+            kept = _inline(op) or not op.free_symbols or isinstance(op, se.Symbol)
+            hit = self.cons[op] = op if kept else self._new(op)
         return hit
 
     def add_field(self, components) -> int:
@@ -587,7 +594,8 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
     parameters at ``values`` when given, random otherwise; coordinates uniform in (0.3, 0.9)); at each
     point the rows, scaled to unit length, have as rank the number of singular values above
     ``tolerance`` times the largest (:func:`~anholo.algebra.decision.numerical_rank`), and the generic
-    rank is the maximum over the points.  The flag records ``Decision.numerical(points, tolerance)``.
+    rank is the maximum over the points.  The flag records ``Decision.numerical(points, tolerance)``
+    (the points counted are those where every kept bracket is finite).
 
     Parameters
     ----------
@@ -700,5 +708,6 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
         growth.append(len(gens))
         newest = added
     program = Program(args, tuple(lie.pairs), tuple(c for g in gens for c in g)).pruned()
+    used = int(np.all(np.isfinite(np.stack(values_at, axis=1)), axis=(1, 2)).sum())  # points where all are finite
     return Flag(None, m, tuple(gens), tuple(levels), tuple(words), tuple(growth),
-                Decision.numerical(points, tolerance), program, n)
+                Decision.numerical(used, tolerance), program, n)
