@@ -39,6 +39,8 @@ from anholo.system import System
 #: Constrained examples the comparison leaves out, and why.
 _NOT_COMPARED = {
     "whipple_bicycle": "large: no exact route (checked below against high-precision brackets)",
+    "whipple_bicycle_pitch_rate": "large: no exact route (the same D as whipple_bicycle's)",
+    "rattleback": "large: no exact route (its growth vector (3, 5) is checked below)",
     "seed004_class": "Maggi's route does not take its undefined functions",
     "rotating_knife_edge": "the exact route refuses its time-dependent constraint",
 }
@@ -270,6 +272,19 @@ def test_bicycle_against_high_precision_brackets():
     assert expected == (3, 5, 7)
     flag = numerical_flag(s.maggi())
     assert flag.growth_vector == expected and not flag.bracket_generating and flag.dimension == 8
+
+
+@pytest.mark.slow
+def test_rattleback_against_high_precision_brackets():
+    """The rattleback rolls on a plane: D (rank 3 of 5) with its brackets spans TQ, growth (3, 5)."""
+    s = System.load("rattleback")
+    free = [c.name for c in s.maggi().free_coordinates]
+    D = _HighPrecisionD(s, free)
+    rng = random.Random(6)
+    p = [mpmath.mpf(rng.randint(20, 80)) / 100 for _ in range(D.n)]
+    expected = _growth_high_precision(D, p, 3, 3)
+    assert expected == (3, 5)
+    assert numerical_flag(s.maggi()).growth_vector == expected
 
 
 def test_bicycle_and_eight_trailers():
