@@ -36,9 +36,9 @@ __all__ = ["System", "EXACT_ROUTE_PROGRAM_LIMIT"]
 
 #: Shared definitions of the field's straight-line program (Maggi's implicit form with multipliers)
 #: above which the constrained dynamics takes Maggi's route by default (:attr:`System.route`).  The
-#: catalogue's examples have at most about 210 (the two-wheeled carriage; n_trailer_3: 223), the
-#: n-trailer with four trailers about 390.
-EXACT_ROUTE_PROGRAM_LIMIT = 300
+#: catalogue's examples have at most about 210 (the two-wheeled carriage; n_trailer_3: 184), the
+#: n-trailer with four trailers about 300 (its exact report takes 9 s, Maggi's 1 s).
+EXACT_ROUTE_PROGRAM_LIMIT = 250
 
 _QUASI_PREFIXES = ("v", "w", "nu", "qv")
 
@@ -131,12 +131,18 @@ class System:
                 warnings.warn(AnholoWarning(
                     f"{spec.source}: [symmetry] is not used: the system has no constraints, and the symmetry "
                     "is used by the Chaplygin reduction of a constrained system only."), stacklevel=2)
-        return cls(
+        # the cost of the field decides the route (System.route) before L is put in a normal form that
+        # only the exact route uses
+        size = None
+        if spec.constraints and spec.frame is None and not time_dependent(spec):
+            size = _field_program_size(chart, natural(spec.lagrangian), [natural(c) for c in spec.constraints])
+        out = cls(
             name=spec.name,
             chart=chart,
             frame=frame,
             bundle=bundle,
-            lagrangian=Lagrangian(bundle, spec.lagrangian),
+            lagrangian=Lagrangian(bundle, spec.lagrangian,
+                                  reduce=size is None or size <= EXACT_ROUTE_PROGRAM_LIMIT),
             constraints=tuple(natural(c) for c in spec.constraints) + differentiated(chart, holonomic, time),
             values=dict(spec.values),
             time=time,
@@ -144,6 +150,9 @@ class System:
             forces=_forces_of(spec, chart, bundle, time, natural),
             holonomic=holonomic,
         )
+        if size is not None:
+            out.__dict__["_program_size"] = size
+        return out
 
     @property
     def inputs(self) -> tuple:
@@ -245,9 +254,10 @@ class System:
         exprs = [sp.sympify(self.lagrangian.expr), *(sp.sympify(c) for c in self.constraints)]
         if any(e.has(AppliedUndef) for e in exprs):
             return "exact", ""
-        try:
-            size = len(self.maggi().program(multipliers=True).pairs)
-        except AnholoError:
+        size = self.__dict__.get("_program_size")
+        if size is None:
+            size = _field_program_size(self.chart, self.lagrangian.natural_expr(), self.constraints)
+        if size is None:
             return "exact", ""
         if size > EXACT_ROUTE_PROGRAM_LIMIT:
             return "maggi", (f"the field's straight-line program has {size} shared definitions (over "
@@ -338,6 +348,25 @@ class System:
         if assignments:
             spec = spec.substitute(assignments)
         return cls.from_spec(spec)
+
+
+def _field_program_size(chart: Chart, lagrangian, constraints) -> int | None:
+    """Shared definitions of the straight-line program of Maggi's implicit form with multipliers for L and
+    the constraints (the cost of the field; :attr:`System.route`), or None where Maggi's route does not
+    apply (nonlinear constraints, undefined functions, …)."""
+    exprs = [sp.sympify(lagrangian), *(sp.sympify(c) for c in constraints)]
+    if any(e.has(AppliedUndef) for e in exprs):
+        return None
+    try:
+        return len(MaggiSystem(chart, lagrangian, tuple(constraints)).program(multipliers=True).pairs)
+    except (AnholoError, RuntimeError, TypeError, ValueError):
+        return None
+
+
+def time_dependent(spec) -> bool:
+    """True if the spec declares a time that its constraints use."""
+    t = getattr(spec, "time", None)
+    return t is not None and any(t in sp.sympify(c).free_symbols for c in spec.constraints)
 
 
 def differentiated(chart: Chart, holonomic, time=None) -> tuple:

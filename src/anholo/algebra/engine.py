@@ -63,10 +63,8 @@ def nonfinite(expr) -> bool:
         return expr != expr or expr in (float("inf"), float("-inf"))
     if expr.is_Number:
         return expr in NONFINITE or (expr.is_Float and not _finite_float(expr))
-    if any(expr.has(c) for c in NONFINITE):
-        return True
-    # a float nan is unequal to itself (``has`` misses it): look at the float atoms, rarely any
-    return any(not _finite_float(a) for a in expr.atoms(se.RealDouble))
+    # one walk over the number atoms (nan, zoo, ±oo are numbers; a float nan is unequal to itself)
+    return any(a in NONFINITE or (a.is_Float and not _finite_float(a)) for a in expr.atoms(se.Number))
 
 
 def _finite_float(x) -> bool:

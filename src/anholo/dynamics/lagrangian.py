@@ -11,7 +11,7 @@ With ``p_i = ∂L/∂v^i = X_i^V(L)`` and the frame Hessian ``g_ij = ∂²L/∂v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import sympy as sp
@@ -53,6 +53,10 @@ class Lagrangian:
     expr : sympy expression
         L in the coordinates q and either the quasi-velocities ``v^i`` or the
         natural velocities ``q_dot`` (these are rewritten with ``u = X v``).
+    reduce : bool
+        Put L given in natural velocities into a compact normal form on input (``tidy``; default).
+        ``False`` keeps it as written: for a system whose dynamics take Maggi's route, which never
+        uses the normal form (:attr:`anholo.system.System.route`).
 
     Examples
     --------
@@ -74,6 +78,7 @@ class Lagrangian:
 
     bundle: TangentBundle
     expr: sp.Expr
+    reduce: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self):
         if isinstance(self.bundle, Frame):
@@ -93,8 +98,8 @@ class Lagrangian:
                     pass
             natural = expr
             expr = self.bundle.to_quasi(expr)
-            if (not coordinate or _worth_reducing(expr, self.bundle.chart.coordinates)) and not size_exceeds(
-                    expr, 2 * _INPUT_TIDY_LIMIT):
+            if self.reduce and (not coordinate or _worth_reducing(expr, self.bundle.chart.coordinates)) and \
+                    not size_exceeds(expr, 2 * _INPUT_TIDY_LIMIT):
                 expr = tidy(expr)
             elif coordinate:  # kept as written: the natural form is the input (no renaming back)
                 self.__dict__["_natural"] = natural
