@@ -11,8 +11,8 @@ constraint forms ``θ^a = dq^{P_a} − C^{P_a}_α dq^{f_α}``):
 
 with ``μ_b`` the frame multipliers and ``R`` the structure functions of the frame.  The residuals
 are evaluated from the straight-line program of Γ_nh (no explicit solution is formed: ``v̇`` and
-``μ`` come from an LU solve of the implicit form at each point), at random points of C with random
-parameter values.  The sections tried are ``σ = −p`` (``p_a = ∂L/∂q̇^{P_a}`` on C, the natural
+``μ`` come from an LU solve of the implicit form at each point), at random points of C (the parameters
+at the system file's ``[values]`` when it gives them, random otherwise).  The sections tried are ``σ = −p`` (``p_a = ∂L/∂q̇^{P_a}`` on C, the natural
 section of a Chaplygin system), ``σ = 0`` (strong iff ``μ ≡ 0``), and a search in the ansatz
 ``σ_a = s (−p_a) + c_a + c_aβ v^β`` with constants ``s, c``: the residuals are affine in the
 constants, so the search is one least-squares problem over the stacked points (a section exists
@@ -83,7 +83,8 @@ def _samples(nh: MaggiSystem, count: int, seed: int) -> list:
     prog, lay, nvar = _evaluator(nh)
     n, m = nh.n, nh.m
     k = n - m
-    sampler = Sampler(prog, seed=seed)
+    free = {str(a) for a in prog.args[:nh.n + nh.m]}  # q and v random; parameters at the [values] if given
+    sampler = Sampler(prog, {k: v for k, v in (nh.values or {}).items() if str(k) not in free}, seed=seed)
     vnames = [s.name for s in nh.free_velocities]
     out = []
     for point, vals in sampler.samples(count):
@@ -243,5 +244,6 @@ def numerical_consistency(nh: MaggiSystem, points: int = NUMERICAL_POINTS, toler
     return NumericalConsistency(
         True, False, "-p",
         "no tried section is strongly consistent (-p and 0 fail; σ = 0 fails iff the multipliers μ do not "
-        f"vanish; the search {search} found none: its least-squares residual does not vanish) for generic "
-        "parameter values (random).", tuple(tried), decision)
+        f"vanish; the search {search} found none: its least-squares residual does not vanish)"
+        + (" at the parameters' [values]." if nh.values else " for generic parameter values (random)."),
+        tuple(tried), decision)

@@ -160,11 +160,10 @@ class LargeEulerLagrangeSummary(ReportBlock):
             "lagrangian_quasi": str(to_engine(nh.lagrangian).xreplace(
                 {to_engine(u): to_engine(v) for u, v in zip(nh.chart.velocities, nh.free_velocities)})),
             "regular": True,
-            **_REGULARITY_DECISION.to_dict(),
             "route": "maggi",
             "hamel_equations": [{"lhs": a, "rhs": b} for a, b in zip(lhs, F)],
             "euler_lagrange": {"q_ddot": {q.name: e for q, e in zip(nh.chart.coordinates, qdd)}, "v_dot": vdot,
-                               "cse": cse},  # also the names of hamel_equations (docs/implicit.rst)
+                               "cse": cse, **_REGULARITY_DECISION.to_dict()},  # also the names of hamel_equations (docs/implicit.rst)
         }
 
     def text_lines(self, p: Presenter) -> list:

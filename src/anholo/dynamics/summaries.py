@@ -131,14 +131,14 @@ class EulerLagrangeSummary(ReportBlock):
         out = {
             "lagrangian_quasi": p.present(self.lagrangian.expr),
             "regular": self.regular,
-            "decided": "exact",
             "hamel_equations": [{"lhs": p.present(sides(e)[0]), "rhs": p.present(sides(e)[1])} for e in self.hamel],
         }
         if self.regular:
             out["euler_lagrange"] = {"q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
-                                     "v_dot": [p.present(e) for e in self.v_dot]}
+                                     "v_dot": [p.present(e) for e in self.v_dot], "decided": "exact"}
         else:
-            out["euler_lagrange"] = {"q_ddot": None, "cartan": self.cartan.to_dict(show=p.present)}
+            out["euler_lagrange"] = {"q_ddot": None, "cartan": self.cartan.to_dict(show=p.present),
+                                     "decided": "exact"}
         return out
 
     def text_lines(self, p: Presenter) -> list:
