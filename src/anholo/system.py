@@ -133,17 +133,20 @@ class System:
                     "is used by the Chaplygin reduction of a constrained system only."), stacklevel=2)
         # the cost of the field decides the route (System.route) before L is put in a normal form that
         # only the exact route uses
-        size = None
+        tied = differentiated(chart, holonomic, time)
+        size, large = None, None
         if spec.constraints and spec.frame is None and not time_dependent(spec):
-            size = _field_program_size(chart, natural(spec.lagrangian), [natural(c) for c in spec.constraints])
+            L_nat, cons = natural(spec.lagrangian), [natural(c) for c in spec.constraints]
+            large = size_exceeds(sp.Tuple(L_nat, *cons, *tied), LARGE_SYSTEM)
+            size = None if large else _field_program_size(chart, L_nat, cons)
         out = cls(
             name=spec.name,
             chart=chart,
             frame=frame,
             bundle=bundle,
             lagrangian=Lagrangian(bundle, spec.lagrangian,
-                                  reduce=size is None or size <= EXACT_ROUTE_PROGRAM_LIMIT),
-            constraints=tuple(natural(c) for c in spec.constraints) + differentiated(chart, holonomic, time),
+                                  reduce=not large and (size is None or size <= EXACT_ROUTE_PROGRAM_LIMIT)),
+            constraints=tuple(natural(c) for c in spec.constraints) + tied,
             values=dict(spec.values),
             time=time,
             symmetry=getattr(spec, "symmetry", None),
@@ -152,6 +155,8 @@ class System:
         )
         if size is not None:
             out.__dict__["_program_size"] = size
+        if large:
+            out.__dict__["_is_large"] = True
         return out
 
     @property
