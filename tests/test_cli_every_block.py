@@ -54,3 +54,12 @@ def test_the_text_report_of_a_large_system_has_no_block_left_out(capsys):
     text = capsys.readouterr().out
     assert "not computed for a large system" not in text and "FAILED" not in text
     assert "decided numerically" in text
+
+
+def test_a_block_that_does_not_apply_says_why(capsys):
+    d = _report(capsys, "nonholonomic_particle")
+    assert "linear" in d["chetaev"]["note"]
+    d = _report(capsys, "rigid_body")
+    assert all(d[key]["note"] == "the system has no constraints" for key in ("vakonomic", "consistency", "chetaev"))
+    d = _report(capsys, "nonhomogeneous_counterexample")
+    assert "chetaev" in d["vakonomic"]["note"] and "error" not in d["chetaev"]

@@ -145,8 +145,9 @@ def _one_line(exc: BaseException) -> str:
 class Report:
     """The result of :func:`analyze`: the system's header and its blocks, with three renderings."""
 
-    def __init__(self, system, outcomes: list, presenter: Presenter, constrained: bool):
+    def __init__(self, system, outcomes: list, presenter: Presenter, constrained: bool, skipped=None):
         self.system = system
+        self.skipped = dict(skipped or {})  # block key -> why it does not apply to this system (JSON notes)
         self.outcomes = list(outcomes)
         self.presenter = presenter
         self.constrained = constrained
@@ -201,6 +202,7 @@ class Report:
         p, reserved = self.presenter, self._reserved()
         for o in self.outcomes:
             if o.note is not None:
+                out[o.key] = {"note": o.note}
                 continue
             if o.stopped is not None:
                 out[o.key] = {"not_computed": o.stopped}
@@ -213,6 +215,11 @@ class Report:
                 out[o.key] = {"error": "could not be written: " + self.render_errors[o.key]}
             else:
                 out.update(entries)
+        return self._notes(out)
+
+    def _notes(self, out: dict) -> dict:
+        for key, why in self.skipped.items():
+            out.setdefault(key, {"note": why})
         return out
 
     def to_json(self) -> str:
@@ -352,6 +359,22 @@ def _constraint_kind(system) -> str | None:
             pass
     system.kinematic_constraints()  # reads and checks them (independence on C), as the user wrote them
     return "nonlinear"
+
+
+def _why_not(key: str, kind: str | None) -> str:
+    """Why the block ``key`` does not apply to a system whose constraints are of ``kind`` (a JSON note)."""
+    if key == "chetaev":
+        if kind is None:
+            return "the system has no constraints"
+        return ("the constraints are linear (or affine) in the velocities: Chetaev's rule then gives the "
+                "Lagrange-d'Alembert equations, in the nonholonomic block")
+    if key == "chaplygin" and kind == "linear":
+        return ("the system file declares no [symmetry]: give the group's generators to get the Chaplygin "
+                "analysis (docs/chaplygin.rst)")
+    if kind is None:
+        return "the system has no constraints"
+    return ("the constraints are not linear in the velocities (or depend on the time): their dynamics is "
+            "Chetaev's, in the chetaev block")
 
 
 def _selected(sections) -> tuple:
@@ -556,4 +579,5 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         if block is None:
             continue
         outcomes.append(Outcome(key, titles[key], block, seconds=time.monotonic() - t0))
-    return Report(system, outcomes, presenter, constrained=kind is not None)
+    return Report(system, outcomes, presenter, constrained=kind is not None,
+                  skipped={key: _why_not(key, kind) for key in wanted if key not in applies})
