@@ -203,6 +203,11 @@ class NonFiniteExpressionError(AnholoError):
     where it is used, e.g. on the constraint set); the message names the expression and where it comes from."""
 
 
+class UndefinedFunctionError(AnholoError):
+    """An expression holds an undefined function (``A(r2)``) where only explicit expressions can be
+    computed with (Maggi's route evaluates its programs numerically)."""
+
+
 class AnholoWarning(UserWarning):
     """Something in the input is accepted but probably not what was meant (e.g. a ``[symmetry]``
     table that no analysis uses); the command line prints it as ``anholo: warning: …``."""

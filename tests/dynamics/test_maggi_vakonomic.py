@@ -151,3 +151,14 @@ def test_implicit_form_solves_to_the_explicit_field():
     F = out[size * size:size * size + size]
     x = out[size * size + size:]
     assert np.allclose(M @ x, F, atol=1e-10 * (1 + np.abs(F).max()))
+
+
+def test_undefined_functions_are_refused_with_a_clear_error():
+    """The class of Crampin & Mestdag (2010) with undefined A_i(r2) stays on the exact route; Maggi's
+    route (numerical programs) says why it cannot take it."""
+    from anholo.errors import UndefinedFunctionError
+
+    system = System.load("seed004_class")
+    assert system.route[0] == "exact"
+    with pytest.raises(UndefinedFunctionError, match="A1, A2 are undefined functions"):
+        system.maggi()

@@ -55,8 +55,11 @@ from ..algebra.engine import engine_cse, engine_diff, has_kinks, nonfinite, se, 
 from ..algebra.expressions import free_symbols
 from ..algebra.implicit import ImplicitForm
 from ..algebra.program import Program
+from sympy.core.function import AppliedUndef
+
 from ..errors import (ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError,
-                      NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError)
+                      NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError,
+                      UndefinedFunctionError)
 from ..geometry.chart import Chart
 
 __all__ = ["MaggiSystem", "LARGE_SYSTEM"]
@@ -203,6 +206,13 @@ class MaggiSystem:
                 raise DimensionError(f"need {chart.dim} generalized forces Q_A, one per coordinate, got {len(Q)}.")
             object.__setattr__(self, "forces", None if all(e == 0 for e in Q) else Q)
         object.__setattr__(self, "holonomic", tuple(sp.sympify(f) for f in self.holonomic))
+        undefined = sorted({str(f.func) for e in (self.lagrangian, *self.constraints, *(self.forces or ()))
+                            for f in e.atoms(AppliedUndef)})
+        if undefined:
+            raise UndefinedFunctionError(
+                f"Maggi's route computes with explicit expressions only, and {', '.join(undefined)} "
+                f"{'is an undefined function' if len(undefined) == 1 else 'are undefined functions'}; use the "
+                "exact route (System.nonholonomic(route='exact')), or give the function explicitly.")
         k, n = len(self.constraints), chart.dim
         if k >= n:
             raise DependentConstraintsError(
