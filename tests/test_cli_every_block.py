@@ -63,3 +63,26 @@ def test_a_block_that_does_not_apply_says_why(capsys):
     assert all(d[key]["note"] == "the system has no constraints" for key in ("vakonomic", "consistency", "chetaev"))
     d = _report(capsys, "nonhomogeneous_counterexample")
     assert "chetaev" in d["vakonomic"]["note"] and "error" not in d["chetaev"]
+
+
+@pytest.mark.parametrize("name", ["two_wheeled_carriage", "whipple_bicycle"])
+def test_text_lines_fit_a_reader(capsys, name):
+    """No line of the text report is wider than 120 characters (the carriage's L had 3,426); the wrapped
+    Lagrangian is the same expression once its lines are joined."""
+    import sympy as sp
+
+    assert main(["analyze", name]) in (0, 3)
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 120
+    if name == "two_wheeled_carriage":
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("L = "))
+        joined = lines[start][4:]
+        for line in lines[start + 1:]:
+            if not line.startswith("    "):
+                break
+            joined += " " + line.strip()
+        from anholo.system import System
+        L = System.load(name).lagrangian.natural_expr()
+        names = {s.name: s for s in L.free_symbols}
+        assert sp.simplify(sp.sympify(joined, locals=names) - L) == 0

@@ -287,7 +287,7 @@ class Report:
             else:
                 body = self._render(o, lambda b: b.text_lines(p))
                 lines += body if body is not None else [f"FAILED to print: {self.render_errors[o.key]}"]
-        return "\n".join(lines) + "\n"
+        return "\n".join(out for line in lines for out in _wrapped(line)) + "\n"
 
     def __str__(self):
         return self.to_text()
@@ -323,6 +323,29 @@ class Report:
     def _repr_latex_(self):
         return self.to_latex()
 
+
+
+#: Characters per line of the text report; longer lines (an expression under the size budget, or the
+#: header's Lagrangian) continue on indented lines, broken between the terms of a sum.
+TEXT_WIDTH = 120
+
+
+def _wrapped(line: str) -> list:
+    """``line`` as lines of at most :data:`TEXT_WIDTH` characters, broken before `` + `` / `` - `` (else at a
+    space), continuation lines indented four spaces more than the line."""
+    if len(line) <= TEXT_WIDTH:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    out, rest = [], line
+    while len(rest) > TEXT_WIDTH:
+        cut = max(rest.rfind(" + ", 0, TEXT_WIDTH), rest.rfind(" - ", 0, TEXT_WIDTH))
+        if cut <= len(indent):
+            cut = rest.rfind(" ", 0, TEXT_WIDTH)
+        if cut <= len(indent):
+            break  # one token longer than the width: kept whole
+        out.append(rest[:cut].rstrip())
+        rest = indent + rest[cut:].lstrip()
+    return out + [rest]
 
 
 def _loads_header(system) -> dict:
