@@ -248,6 +248,8 @@ def _grow(m: int, n: int, steps: int, unit: list, bracket, independent=None) -> 
         added = []
         for g in newest:
             for a in range(m):
+                if levels[g] == 1 and a <= g:  # [X_a, X_a] = 0, and [X_a, X_b] was tried as [X_b, X_a]
+                    continue
                 cand = bracket(a, gens[g])
                 if independent(gens, cand):
                     gens.append(cand)
@@ -666,7 +668,6 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
     sampler = Sampler(Program(args, tuple(pairs), tuple(reduced) or (zero,)), vals, seed=seed)
     pts = [pt for pt, _ in sampler.samples(points)]
     lie = _Brackets(q, args, pairs, [reduced[a * n:(a + 1) * n] for a in range(m)], pts)
-    field_of = list(range(m))  # generator index -> field index in ``lie``
     gens = [lie.fields[a] for a in range(m)]
     values_at = [lie.at_points(g) for g in gens]  # (points, n) each
 
@@ -680,33 +681,22 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
 
     if rank_of(values_at) < m:
         raise DimensionError(f"the {m} generators of D are linearly dependent at random points; give independent ones.")
-    levels, words = [1] * m, [(a,) for a in range(m)]
-    growth, newest = [m], list(range(m))
-    while len(growth) < steps and len(gens) < n and newest:
-        added = []
-        for g in newest:
-            for a in range(m):
-                if levels[g] == 1 and a <= g:  # [X_a, X_a] = 0, and [X_a, X_b] was tried as [X_b, X_a]
-                    continue
-                cand = lie.bracket(a, field_of[g])
-                if all(c == 0 for c in cand):
-                    continue
-                vals_c = lie.at_points(cand)
-                if rank_of(values_at + [vals_c]) > len(gens):
-                    gens.append(cand)
-                    values_at.append(vals_c)
-                    field_of.append(lie.add_field(cand))
-                    levels.append(len(growth) + 1)
-                    words.append((a,) + words[g])
-                    added.append(len(gens) - 1)
-                    if len(gens) == n:
-                        break
-            if len(gens) == n:
-                break
-        if not added:
-            break
-        growth.append(len(gens))
-        newest = added
+    field_index = {id(g): a for a, g in enumerate(gens)}  # kept generator -> its field in ``lie``
+
+    def bracket(a, Y):
+        return lie.bracket(a, field_index[id(Y)])
+
+    def independent(kept, cand):
+        if all(c == 0 for c in cand):
+            return False
+        vals_c = lie.at_points(cand)
+        if rank_of(values_at + [vals_c]) <= len(kept):
+            return False
+        values_at.append(vals_c)  # _grow keeps ``cand`` now
+        field_index[id(cand)] = lie.add_field(cand)
+        return True
+
+    gens, levels, words, growth = _grow(m, n, steps, gens, bracket, independent)
     program = Program(args, tuple(lie.pairs), tuple(c for g in gens for c in g)).pruned()
     used = int(np.all(np.isfinite(np.stack(values_at, axis=1)), axis=(1, 2)).sum())  # points where all are finite
     return Flag(None, m, tuple(gens), tuple(levels), tuple(words), tuple(growth),
