@@ -62,7 +62,7 @@ from ..errors import (ConstraintError, DependentConstraintsError, DimensionError
                       UndefinedFunctionError)
 from ..geometry.chart import Chart
 
-__all__ = ["MaggiSystem", "LARGE_SYSTEM"]
+__all__ = ["MaggiSystem", "LARGE_SYSTEM", "lagrange_terms"]
 
 #: Tree nodes of L and the constraints together above which ``System.nonholonomic()`` uses
 #: :class:`MaggiSystem` instead of the exact route (which puts the adapted frame and every result in
@@ -130,6 +130,32 @@ class _Cramer:
         if self.det is None:
             return self.A.T.LUsolve(B)
         return (self.adj.T * B) / self.det
+
+
+def lagrange_terms(L, q, u, t=None, Q=None, kinks: bool = False) -> tuple:
+    """``(p, W, F)`` of the Euler–Lagrange equations ``W q̈ = F`` in coordinates (symengine, nothing
+    normalised): ``p_A = ∂L/∂q̇^A``, ``W_AB = ∂²L/∂q̇^A∂q̇^B`` (symmetric: each entry differentiated once)
+    and ``F_A = ∂L/∂q^A − ∂²L/∂q̇^A∂q^B q̇^B − ∂²L/∂q̇^A∂t + Q_A``; with ``kinks`` (Abs or sign in L) the
+    derivatives are :func:`~anholo.algebra.engine.engine_diff`'s.  Shared by Maggi's and Chetaev's routes."""
+    n = len(q)
+
+    def d(e, x):
+        return engine_diff(e, x, kinks) if kinks else e.diff(x)
+
+    p = [d(L, uA) for uA in u]
+    W = [[None] * n for _ in range(n)]
+    for A in range(n):
+        for B in range(A, n):
+            W[A][B] = W[B][A] = d(p[A], u[B])
+    F = []
+    for A in range(n):
+        e = d(L, q[A]) - sum((d(p[A], q[B]) * u[B] for B in range(n)), zero)
+        if t is not None:
+            e = e - d(p[A], t)
+        if Q is not None:
+            e = e + Q[A]
+        F.append(e)
+    return p, W, F
 
 
 @dataclass(frozen=True, eq=False)
@@ -363,22 +389,15 @@ class MaggiSystem:
             qdot[P] = qdot[P] + beta[a, 0]
         on_C = dict(zip(u, qdot))
         L, kinks = C["L"], C["kinks"]
+        Q = [zero] * n
+        for extra in (C["Q"] if self.forces is not None else None, self.engine_forces):
+            if extra is not None:
+                Q = [a + b for a, b in zip(Q, extra)]
+        p, W, F = lagrange_terms(L, q, u, t, Q, kinks)
 
         def d(e, x):
             return engine_diff(e, x, kinks)
 
-        p = [d(L, uA) for uA in u]
-        W = [[d(p[A], uB) for uB in u] for A in range(n)]
-        F = []
-        for A in range(n):
-            e = d(L, q[A]) - sum((d(p[A], q[B]) * u[B] for B in range(n)), zero)
-            if t is not None:
-                e = e - d(p[A], t)
-            if self.forces is not None:
-                e = e + C["Q"][A]
-            if self.engine_forces is not None:
-                e = e + self.engine_forces[A]
-            F.append(e)
         # (d/dt κ) q̇ + ċ: the constraints differentiated once, less κ q̈
         r = []
         for a in range(k):

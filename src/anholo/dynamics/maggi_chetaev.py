@@ -59,7 +59,8 @@ import sympy as sp
 
 from ..algebra.decision import (NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, DomainError, Sampler,
                                 numerical_rank, vanishes_at)
-from ..algebra.engine import engine_cse, se, shared_to_sympy, to_engine, zero
+from ..algebra.engine import engine_cse, has_kinks, se, shared_to_sympy, to_engine, zero
+from .maggi import lagrange_terms
 from ..algebra.program import Program
 from ..errors import ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError
 from ..geometry.chart import Chart
@@ -255,15 +256,9 @@ class MaggiChetaev:
         u = [se.Symbol(s.name) for s in chart.velocities]
         t = se.Symbol(self.time.name) if self.time is not None else None
         L = to_engine(self.lagrangian)
-        p = [L.diff(uA) for uA in u]
-        W = [[p[A].diff(u[B]) if B >= A else None for B in range(n)] for A in range(n)]
         Q = [to_engine(e) for e in self.forces] if self.forces is not None else [zero] * n
-        F = []
-        for A in range(n):
-            e = L.diff(q[A]) - sum((p[A].diff(q[B]) * u[B] for B in range(n)), zero) + Q[A]
-            if t is not None:
-                e = e - p[A].diff(t)
-            F.append(e)
+        _, W, F = lagrange_terms(L, q, u, t, Q, has_kinks([L] + Q))
+        W = [[W[A][B] if B >= A else None for B in range(n)] for A in range(n)]  # the upper triangle is used
         phi = [to_engine(c) for c in self.constraints]
         J = [[c.diff(uA) for uA in u] for c in phi]
         s = []
