@@ -332,15 +332,13 @@ TEXT_WIDTH = 120
 
 def _wrapped(line: str) -> list:
     """``line`` as lines of at most :data:`TEXT_WIDTH` characters, broken before `` + `` / `` - `` (else at a
-    space), continuation lines indented four spaces more than the line."""
+    sum; prose is kept whole), continuation lines indented four spaces more than the line."""
     if len(line) <= TEXT_WIDTH:
         return [line]
     indent = " " * (len(line) - len(line.lstrip()) + 4)
     out, rest = [], line
     while len(rest) > TEXT_WIDTH:
         cut = max(rest.rfind(" + ", 0, TEXT_WIDTH), rest.rfind(" - ", 0, TEXT_WIDTH))
-        if cut <= len(indent):
-            cut = rest.rfind(" ", 0, TEXT_WIDTH)
         if cut <= len(indent):
             break  # one token longer than the width: kept whole
         out.append(rest[:cut].rstrip())
