@@ -225,3 +225,16 @@ def test_bicycle_speed_sweep_has_units_and_the_published_matrix():
     text = out.getvalue()
     assert "speed [m/s]" in text and "tied by holonomic constraints: pitch" in text
     assert "rear_wheel, yaw, front_wheel, x, y" in text
+
+
+def test_dropped_coordinate_at_rest_but_excited_is_refused():
+    """The rolling disk upright at spin 3 with the lean dropped: the lean is at rest but the lean rate is a
+    state, so δlean grows with δz and the block in (v1, v2, v3) is not a linearisation; with the lean kept,
+    the stability bound ω² > g/(3r) holds (Neimark & Fufaev 1972)."""
+    s = System.load("rolling_disk")
+    nh = s.nonholonomic()
+    params = {str(k): float(v) for k, v in s.values.items()}
+    with pytest.raises(DimensionError, match="lean is moved by the states"):
+        check_states(nh, ["v1", "v2", "v3"], {"v3": 3.0}, params)
+    choice = check_states(nh, ["lean", "v1", "v2", "v3"], {"v3": 3.0}, params)
+    assert choice.equilibrium and "lean" not in choice.dropped

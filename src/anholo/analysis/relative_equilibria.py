@@ -40,7 +40,7 @@ from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, 
 from ..algebra.expressions import free_symbols
 from ..errors import AnholoError, DimensionError, InitialStateError
 from ..algebra.program import Program
-from .linearization import LinearizationProblem
+from .linear_problem import LinearizationProblem
 
 __all__ = ["StateChoice", "FieldSampler", "Kinematics", "choose_states", "check_states", "natural_velocities",
            "quantity_function", "reference_state"]
@@ -287,7 +287,9 @@ def check_states(source, states: Sequence[str], reference: Mapping, parameters: 
 
     A dropped coordinate ``q^d`` (neither a state nor tied by a holonomic constraint) may move along the
     reference motion; if ``∂ż/∂q^d ≠ 0`` the matrix ``A`` in ``z`` changes along it and its eigenvalues are
-    not growth rates.
+    not growth rates.  A coordinate the field depends on is accepted only if it is at rest at the reference
+    and ``∂q̇^d/∂z = 0`` there: then ``δq^d = 0`` is invariant under the linearised flow and ``A`` is its
+    restriction (e.g. a pitch held by the time derivative of a holonomic constraint, at an upright state).
     """
     field = FieldSampler(source, reference, parameters)
     coords = field.names[:field.n]
@@ -295,15 +297,24 @@ def check_states(source, states: Sequence[str], reference: Mapping, parameters: 
     syms = {s.name for s in free_symbols(list(holonomic))} if holonomic else set()
     tied = tuple(c for c in coords if c not in chosen and c in syms)
     dropped = [c for c in coords if c not in chosen and c not in tied]
+    J0 = field.samples[0]
+    cols = [field.names.index(z) for z in chosen]
     for d in dropped:
         size = field.depends(chosen, d)
-        if size:
-            rate = field.rates[d]
-            raise DimensionError(
-                f"the field of the states {', '.join(chosen)} depends on the dropped coordinate {d} "
-                f"(|d(rates)/d{d}| up to {size:.3g}; {d} changes at rate {rate:.6g} at the reference), so A "
-                f"would not be a linearisation; add {d} to --states, or choose velocities invariant under {d} "
-                "with --dependent NAMES (e.g. the position coordinates), or omit --states to let anholo choose.")
+        if not size:
+            continue
+        rate = field.rates[d]
+        row = J0[field.names.index(d)]
+        excited = not vanishes_at(row[cols], [np.abs(row).max()] * len(cols))
+        if abs(rate) <= EQUILIBRIUM_TOLERANCE and not excited:
+            continue  # at rest, and not moved by δz to first order: δq^d = 0 is invariant, A is its block
+        why = (f"{d} changes at rate {rate:.6g} at the reference" if abs(rate) > EQUILIBRIUM_TOLERANCE else
+               f"{d} is moved by the states to first order")
+        raise DimensionError(
+            f"the field of the states {', '.join(chosen)} depends on the dropped coordinate {d} "
+            f"(|d(rates)/d{d}| up to {size:.3g}; {why}), so A would not be a linearisation; add {d} to --states, "
+            f"or choose velocities invariant under {d} with --dependent NAMES (e.g. the position coordinates), "
+            "or omit --states to let anholo choose.")
     moving = [s for s in chosen if abs(field.rates[s]) > EQUILIBRIUM_TOLERANCE]
     return StateChoice(tuple(chosen), tuple(dropped), tied, None, not moving, field.decision)
 
