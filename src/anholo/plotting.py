@@ -466,7 +466,7 @@ def eigenvalue_plot(values, linearizations, name: str, ax=None, unit: str | None
         a.plot(values, im, "x", ms=3, color="C1", label="|Im|" if k == 0 else None)
     a.axhline(0.0, color="k", lw=0.5)
     a.set_xlabel(f"{name} [{unit}]" if unit else name)
-    a.set_ylabel("eigenvalues [1/s]" if unit and "/s" in unit else "eigenvalues")
+    a.set_ylabel("eigenvalues")
     if title:
         a.set_title(title)
     a.legend()

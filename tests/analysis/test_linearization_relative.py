@@ -238,3 +238,14 @@ def test_dropped_coordinate_at_rest_but_excited_is_refused():
         check_states(nh, ["v1", "v2", "v3"], {"v3": 3.0}, params)
     choice = check_states(nh, ["lean", "v1", "v2", "v3"], {"v3": 3.0}, params)
     assert choice.equilibrium and "lean" not in choice.dropped
+
+
+def test_eigenvalue_plot_axis_has_the_unit():
+    pytest.importorskip("matplotlib")
+    from anholo.analysis.linearization import Linearization
+    from anholo.plotting import eigenvalue_plot
+
+    results = [Linearization((), np.zeros((1, 1)), np.array([complex(-x, 1.0)]), np.zeros(1), {}) for x in (1, 2)]
+    fig = eigenvalue_plot([1.0, 2.0], results, "speed", unit="m/s", title="Whipple bicycle")
+    assert fig.axes[0].get_xlabel() == "speed [m/s]" and fig.axes[0].get_title() == "Whipple bicycle"
+    assert eigenvalue_plot([1.0, 2.0], results, "v3").axes[0].get_xlabel() == "v3"

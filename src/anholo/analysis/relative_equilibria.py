@@ -331,7 +331,12 @@ def quantity_function(expr, source, parameters: Mapping) -> Callable:
                              f"(NAME_dot), a free quasi-velocity ({', '.join(v.name for v in source.free_velocities)}) "
                              "nor a parameter with a value.")
     f = sp.lambdify(syms, expr, modules="math")
-    kinematics = Kinematics(source)
+    cache = getattr(source, "_cache", None)  # Maggi's route: compiled once per system
+    if isinstance(cache, dict):
+        kinematics = cache.setdefault("linearization_kinematics", None) or Kinematics(source)
+        cache["linearization_kinematics"] = kinematics
+    else:
+        kinematics = Kinematics(source)
 
     def value(state: Mapping) -> float:
         qdot = kinematics(state, parameters)
