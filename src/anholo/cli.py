@@ -686,14 +686,15 @@ def _cmd_linearize(args, out) -> int:
                    "choice": choice.to_dict(), "units": units}
         print(json.dumps(payload, indent=2), file=out)
     elif name is None:
-        at = ", ".join(f"{k} = {v:g}" for k, v in {**fixed, **{n: v for n, _, v in targets}}.items())
+        at = ", ".join(x.strip().replace("=", " = ", 1) for x in args.at.split(",") if x.strip())
         print(f"{system.name}: {field} field linearised at " + (at or "the origin"), file=out)
         print(f"  {choice}", file=out)
         print(results[0], file=out)
         if not results[0].is_equilibrium:
             print("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
                   + "): the eigenvalues do not decide stability", file=out)
-        print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
+        else:
+            print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
     else:
         label = name + (f" [{units[name]}]" if name in units else "")
         print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}", file=out)

@@ -146,8 +146,7 @@ def _tied(source, holonomic) -> tuple:
     Maggi's route among their symbols, else the last of their coordinates."""
     if not holonomic:
         return ()
-    coords = tuple(source.chart.coordinates) if hasattr(source, "chart") and hasattr(source, "free_coordinates") \
-        else tuple(source.frame.chart.coordinates)
+    coords = _coordinates(source)
     syms = free_symbols(list(holonomic))
     involved = [c for c in coords if c in syms]
     dep = [c for c in getattr(source, "dependent_coordinates", ()) if c in involved]
@@ -255,7 +254,7 @@ def choose_states(build: Callable, reference: Mapping, parameters: Mapping, holo
     choice, field, moving = _choice(source, reference, parameters, holonomic)
     if choice.equilibrium:
         return source, choice, dict(reference)
-    k = len(_coordinates(source)) - len(source.free_velocities)
+    k = len(_coordinates(source)) - len(getattr(source, "free_velocities", _coordinates(source)))
     if not dependent_given and k and hasattr(source, "free_coordinates"):
         qdot = field.natural
         coords = [c.name for c in _coordinates(source)]
@@ -271,13 +270,17 @@ def choose_states(build: Callable, reference: Mapping, parameters: Mapping, holo
             if new.equilibrium:
                 return other, new, ref
     name, rate = max(moving.items(), key=lambda kv: abs(kv[1]))
-    what = "coordinate" if name in field.names[:field.n] else "velocity"
+    if name not in field.names[:field.n]:
+        raise InitialStateError(
+            f"the reference state is not an equilibrium of the states {', '.join(choice.states)}: the velocity "
+            f"{name} changes at rate {rate:.6g} there, so the eigenvalues would not decide stability; give a "
+            "reference state of a steady motion (every rate 0), or --states to linearise there anyway.")
     hint = f", e.g. --dependent {','.join(choice.dropped[-k:])}" if k and len(choice.dropped) >= k else ""
     raise InitialStateError(
-        f"the reference state is not an equilibrium of the states {', '.join(choice.states)}: the {what} {name} "
+        f"the reference state is not an equilibrium of the states {', '.join(choice.states)}: the coordinate {name} "
         f"changes at rate {rate:.6g} and the field depends on it, so the eigenvalues would not decide stability; "
-        f"give another reference state, or velocities invariant under the motion with --dependent NAMES{hint} "
-        "(the velocities of ignorable coordinates), or the states with --states.")
+        f"choose velocities invariant under the motion with --dependent NAMES{hint} (the velocities of ignorable "
+        "coordinates), or another reference state, or the states with --states.")
 
 
 def check_states(source, states: Sequence[str], reference: Mapping, parameters: Mapping,
