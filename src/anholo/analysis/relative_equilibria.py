@@ -229,26 +229,33 @@ def choose_states(build: Callable, reference: Mapping, parameters: Mapping, holo
                   dependent_given: bool = False, tries: int = 10):
     """States ``z`` in which the linearisation about the reference state is that of a (relative) equilibrium.
 
-    Parameters
-    ----------
-    build : callable
-        ``build(dependent)`` → the field's source (MaggiSystem or NonholonomicSystem) with the velocities of
-        the coordinates ``dependent`` (names) solved from the constraints; ``build(None)``: the default choice.
-    reference : mapping
-        The reference state in the default source's states (missing ones 0).
-    dependent_given : bool
-        True if ``build(None)`` is the user's choice of dependent velocities (then not changed).
-
-    Returns ``(source, choice, reference)``: the source used, the :class:`StateChoice`, and the reference
-    state in that source's states (the same motion: the coordinates and the natural velocities ``q̇`` are
-    kept when the dependent velocities change; Maggi's free velocities are ``v^α = q̇^{f_α}``).
-
     The states are the coordinates that are not ignorable and the free velocities.  If they are not an
     equilibrium at the reference state and the dependent velocities were not given, the velocities of
     ``k`` ignorable coordinates are tried as the dependent ones (the contact point's velocity of a rolling
     body, the position of a vehicle): the free velocities are then rates of the remaining coordinates, as a
     relative equilibrium needs.  If none works, :class:`~anholo.errors.InitialStateError` names the state
     that moves.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(dependent)`` gives the field's source (MaggiSystem or NonholonomicSystem) with the velocities
+        of the coordinates named in ``dependent`` solved from the constraints, ``build(None)`` the default.
+    reference : mapping
+        The reference state in the default source's states (missing ones 0).
+    parameters : mapping
+        Parameter values.
+    holonomic : sequence
+        Holonomic constraints (their coordinates are not dropped; one per constraint is tied).
+    dependent_given : bool
+        True if ``build(None)`` is the user's choice of dependent velocities (then not changed).
+
+    Returns
+    -------
+    tuple
+        ``(source, choice, reference)``: the source used, the :class:`StateChoice`, and the reference state in
+        that source's states (the same motion: the coordinates and the natural velocities are kept when the
+        dependent velocities change; Maggi's free velocities are the velocities of the free coordinates).
     """
     source = build(None)
     choice, field, moving = _choice(source, reference, parameters, holonomic)
