@@ -718,6 +718,7 @@ def _cmd_linearize(args, out) -> int:
     from .analysis.linearization import LinearizationProblem, _complex_text
     from .analysis.relative_equilibria import check_states, choose_states, reference_state
     from .errors import InitialStateError
+    from .io.limits import check as check_limit
 
     spec, system, field, build, source, params, fixed, targets, request = _linearize_setup(args)
     hol = system.holonomic if field == "nonholonomic" else ()
@@ -728,8 +729,11 @@ def _cmd_linearize(args, out) -> int:
         if not eq or len(parts) != 3:
             raise InitialStateError(f"--sweep expects NAME=START:STOP:COUNT, got {args.sweep!r}.")
         start, stop = (_numbers(x, "--sweep", 1, [name])[0] for x in parts[:2])
-        count = int(_numbers(parts[2], "--sweep COUNT", 1, ["COUNT"])[0])
-        xs = np.linspace(start, stop, max(count, 1))
+        count = _numbers(parts[2], "--sweep COUNT", 1, ["COUNT"])[0]
+        if not float(count).is_integer() or count < 1:
+            raise InitialStateError(f"--sweep {name}: COUNT must be a positive integer, got {parts[2]!r}.")
+        check_limit("runs", int(count), f"--sweep {name}", f"COUNT = {int(count)}")
+        xs = np.linspace(start, stop, int(count))
         sweep_kind = request(name)
         if sweep_kind is None and name not in params:
             raise InitialStateError(f"--sweep {name}: not a state, velocity, quantity or parameter of {system.name!r}.")
