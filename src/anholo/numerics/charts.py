@@ -13,8 +13,8 @@ integrator grinds.  Two numbers tell how good a chart is at a point:
   that turn parallel do) — read from the compiled map ``v ↦ q̇`` at ``v = 0, e_1, …, e_m``, one
   vectorised call;
 * in a chart of Maggi's equations (dependent velocities ``q̇^P``, free ``v^α = q̇^{f_α}``,
-  :mod:`anholo.dynamics.maggi`), the *pivot condition* ``cond(κ_P(q))`` of the block of the
-  constraint matrix ``κ(q)`` that is solved for ``q̇^P``, and the *mass condition* ``cond(g(q, v))``
+  :mod:`anholo.dynamics.maggi`), the *pivot condition* ``‖κ(q)‖ / σ_min(κ_P(q))`` of the block of
+  the constraint matrix ``κ(q)`` that is solved for ``q̇^P``, and the *mass condition* ``cond(g(q, v))``
   of ``g_αβ = X_α^A W_AB X_β^B`` (``W = ∂²L/∂q̇∂q̇``), the matrix inverted at every step.
 
 The dependent velocities with the best pivot at ``q`` are chosen by QR with column pivoting of
@@ -41,10 +41,11 @@ from ..errors import AnholoError, SimulationError
 
 __all__ = ["ChartAtlas", "frame_condition", "FRAME_SWITCH", "PIVOT_SWITCH", "SINGULAR_MASS"]
 
-#: The frame condition above which the frame chart is left (also: 100 × its value at the start, if larger).
-FRAME_SWITCH = 1e3
+#: The frame condition above which the frame chart is left (also: 5 × its value at the start, if larger;
+#: and only for a chart whose frame and pivot conditions are 10 × smaller: anholo.numerics.switching).
+FRAME_SWITCH = 10.0
 #: The pivot condition above which the dependent velocities are chosen again (if the best is 10 × better).
-PIVOT_SWITCH = 1e3
+PIVOT_SWITCH = 10.0
 #: The condition of the mass block ``g`` (in the best chart) above which the motion is called singular.
 SINGULAR_MASS = 1e10
 
@@ -172,11 +173,16 @@ class ChartAtlas:
         return tuple(self.names[c] for c in cols)
 
     def pivot_condition(self, dependent, q, params: dict, t: float = 0.0) -> float:
-        """``cond(κ_P(q))`` of the block of the dependent velocities."""
+        """``‖κ(q)‖ / σ_min(κ_P(q))``: how badly the block of the dependent velocities is conditioned, relative
+        to the whole constraint matrix (≥ 1; a 1 × 1 block counts too: ``|κ| / |κ_P|``)."""
         if self.k == 0:
             return 1.0
         K = self.kappa(q, params, t)
-        return _condition(K[:, [self.names.index(d) for d in dependent]])
+        if not np.all(np.isfinite(K)):
+            return float("inf")
+        s = np.linalg.svd(K[:, [self.names.index(d) for d in dependent]], compute_uv=False)
+        top = np.linalg.norm(K, 2)
+        return float(top / s[-1]) if s[-1] > 0 else float("inf")
 
     # --- the charts ----------------------------------------------------------------------------
     def chart(self, dependent) -> _MaggiChart:

@@ -313,9 +313,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     >>> float(abs(traj.constraint_residuals()).max()) < 1e-14
     True
     """
-    from ..system import System as _System  # noqa: F401 - only for the isinstance test below
-
-    if isinstance(system, _System):
+    if callable(getattr(system, "maggi", None)) and hasattr(system, "has_constraints"):  # a System
         from .charts import ChartAtlas
         from .ode import from_system
 

@@ -4,13 +4,15 @@
 and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
 
 1. In the field's own chart (the frame route, ``(q, v^α)`` with ``q̇ = X_α v^α + β``) the frame
-   condition ``κ_X`` is read; when it exceeds ``max(FRAME_SWITCH, 100 κ_X(t0))``, or the step size
-   collapses, or the state stops being finite, the motion goes on in Maggi's equations for the
-   dependent velocities with the best pivot at ``q`` (QR with column pivoting of ``κ(q)``), from the
-   natural velocities ``q̇`` of the last good state.  On C both charts describe the same motion, so
+   condition ``κ_X`` is read; when it exceeds ``max(FRAME_SWITCH, START_FACTOR κ_X(t0))`` and the frame
+   and pivot conditions of Maggi's equations for the dependent velocities with the best pivot at ``q``
+   (QR with column pivoting of ``κ(q)``) are ``BETTER`` times smaller, or the step size collapses, or the state
+   stops being finite, the motion goes on in those Maggi's equations, from the natural velocities ``q̇``
+   of the last good state.  (The cost of a step grows with ``κ_X`` well before the frame fails: on the
+   Veselova system the evaluations per unit time triple between ``κ_X = 3`` and ``κ_X = 12``.)  On C both charts describe the same motion, so
    nothing is lost but rounding.
-2. In a chart of Maggi's equations, the pivot condition ``cond κ_P(q)``: above ``PIVOT_SWITCH`` (and
-   ten times the best's) the dependent velocities are chosen again, the same way; and the mass
+2. In a chart of Maggi's equations, the pivot condition ``‖κ‖ / σ_min(κ_P(q))``: above ``PIVOT_SWITCH`` (and
+   ``BETTER`` times the best's) the dependent velocities are chosen again, the same way; and the mass
    condition ``cond g``: above ``SINGULAR_MASS`` (or when the steps collapse in the best chart) the
    motion itself is singular, and the run stops with :class:`~anholo.errors.IntegrationError`: t, the
    state, and why.
@@ -29,7 +31,14 @@ from ..errors import IntegrationError, SimulationError
 from .charts import FRAME_SWITCH, PIVOT_SWITCH, SINGULAR_MASS, frame_condition
 from .stepping import Stop, Switch, run_steps
 
-__all__ = ["integrate_charts"]
+__all__ = ["integrate_charts", "START_FACTOR"]
+
+#: A frame chart is left when its condition exceeds FRAME_SWITCH and START_FACTOR times its value at the start.
+START_FACTOR = 5.0
+#: A frame chart is left for Maggi's equations only if their frame and pivot conditions are BETTER times smaller.
+BETTER = 10.0
+#: Accepted steps between two looks at the chart (sooner when the step size halves).
+CHECK_EVERY = 16
 
 
 @dataclass
@@ -82,7 +91,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
     if atlas is not None and first_maggi is None:
         with np.errstate(all="ignore"):
             start = frame_condition(compiled, y0, p, t0)
-        chart.threshold = max(FRAME_SWITCH, 100.0 * start) if np.isfinite(start) else float("inf")
+        chart.threshold = max(FRAME_SWITCH, START_FACTOR * start) if np.isfinite(start) else float("inf")
     names = compiled.coordinate_names
     last = {"t": t0, "y": np.asarray(y0, float)}
 
@@ -91,8 +100,22 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         return (f"at t = {t:.10g}, q = {_state_text(names, q)}, q_dot = "
                 f"{_state_text([n + '_dot' for n in names], u)}")
 
+    watch = {"since": CHECK_EVERY, "h": float("inf")}
+
+    def due(h, stalled, finite) -> bool:
+        """Look at the chart every CHECK_EVERY steps, and at once when the step shrank to half the step of
+        the last look (a singularity ahead makes the steps shrink), the steps stalled or the state broke."""
+        watch["since"] += 1
+        if watch["since"] >= CHECK_EVERY or h < 0.5 * watch["h"] or stalled or not finite:
+            watch["since"], watch["h"] = 0, h
+            return True
+        return False
+
     def monitor(ch, t, y, h, stalled, solver):
         finite = bool(np.all(np.isfinite(y)))
+        if not due(h, stalled, finite):
+            last["t"], last["y"] = t, np.array(y)
+            return
         if ch.maggi is None:  # the frame route
             if atlas is None:
                 if not finite or stalled:
@@ -106,9 +129,13 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             if not finite:
                 raise Switch(last["t"], last["y"], "the state of the frame chart became non-finite")
             cond = frame_condition(ch.compiled, y, ch.p, t)
-            if cond > ch.threshold or stalled:
-                raise Switch(t, np.array(y), f"frame condition {cond:.3g}" if not stalled else
-                             f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
+            if stalled:
+                raise Switch(t, np.array(y), f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
+            if cond > ch.threshold:
+                other = _alternative(ch, t, y)
+                if other is not None and other * BETTER < cond:
+                    raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {other:.3g} in Maggi's equations")
+                ch.threshold = 2 * cond  # no better chart here: look again when it has doubled
             last["t"], last["y"] = t, np.array(y)
             return
         # a chart of Maggi's equations
@@ -118,10 +145,13 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         piv = atlas.pivot_condition(ch.maggi.dependent, q, params, t)
         if piv > PIVOT_SWITCH or stalled:
             best = atlas.best(q, params, t)
-            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * 10 < piv:
+            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * BETTER < piv:
                 raise Switch(t, np.array(y), f"pivot condition {piv:.3g}")
         mass = atlas.mass_condition(ch.maggi, y, params, t)
         if mass > SINGULAR_MASS or stalled:
+            best = atlas.best(q, params, t)  # singular in this chart: is it the chart's fault?
+            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) < piv:
+                raise Switch(t, np.array(y), f"mass condition {mass:.3g} with pivot condition {piv:.3g}")
             why = (f"the step size collapsed to {h:.3g}; " if stalled else "") + (
                 f"the kinetic-energy form on D is singular there (condition {mass:.3g} of the mass block "
                 f"g = X^T W X in the best choice of dependent velocities, "
@@ -130,6 +160,19 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 "other coordinates")
             raise Stop(f"the motion is singular {describe(ch, t, y)}: {why}")
         last["t"], last["y"] = t, np.array(y)
+
+    def _alternative(ch, t, y):
+        """How good the best chart of Maggi's equations is at the same point: the larger of its frame and its
+        pivot conditions (None if there is none)."""
+        q, u = _natural(ch, t, y)
+        try:
+            new = atlas.chart(atlas.best(q, params, t))
+            pc = new.compiled.parameter_vector({k: v for k, v in params.items() if k in new.compiled.parameters})
+            with np.errstate(all="ignore"):
+                y_new = new.compiled.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=t)
+        except SimulationError:
+            return None
+        return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
 
     segments, notes = [], []
     t_events = [[] for _ in (events if isinstance(events, (list, tuple)) else ([events] if events else []))]
@@ -184,6 +227,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             chart = _Chart(new.compiled, tuple(pc), rhs_new, sw.t, label, maggi=new)
             t_start, y_start = sw.t, y_new
             last["t"], last["y"] = sw.t, y_new
+            watch["since"], watch["h"] = CHECK_EVERY, float("inf")
             continue
         if status == "failed":
             _close(progress)
