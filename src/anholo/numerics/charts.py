@@ -17,9 +17,9 @@ integrator grinds.  Two numbers tell how good a chart is at a point:
   the constraint matrix ``κ(q)`` that is solved for ``q̇^P``, and the *mass condition* ``cond(g(q, v))``
   of ``g_αβ = X_α^A W_AB X_β^B`` (``W = ∂²L/∂q̇∂q̇``), the matrix inverted at every step.
 
-The dependent velocities with the best pivot at ``q`` are chosen by QR with column pivoting of
-``κ(q)`` (Businger & Golub (1965); the strategy of coordinate partitioning, Wehage & Haug (1982)): its
-first k pivot columns.  Maggi's equations in those velocities are exactly the Lagrange–d'Alembert
+The dependent velocities with the best pivot at ``q`` are those with the largest ``σ_min(κ_P(q))``
+among all choices when there are few, else the first k pivot columns of QR with column pivoting of
+``κ(q)`` (Businger & Golub (1965); the strategy of coordinate partitioning, Wehage & Haug (1982)).  Maggi's equations in those velocities are exactly the Lagrange–d'Alembert
 equations (Kane & Levinson (1985)), so the motion continues from the state reached, converted through
 the natural velocities ``q̇ = X_α v^α + β`` (finite where the old chart still is).  If even the best
 chart has a singular ``g`` (``cond(g) > SINGULAR_MASS``) the motion itself is singular there: ``W``
@@ -31,6 +31,7 @@ saying where and why.  docs/simulation.rst, *Frame singularities*, has the whole
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +47,8 @@ __all__ = ["ChartAtlas", "frame_condition", "FRAME_SWITCH", "PIVOT_SWITCH", "SIN
 FRAME_SWITCH = 10.0
 #: The pivot condition above which the dependent velocities are chosen again (if the best is 10 × better).
 PIVOT_SWITCH = 10.0
+#: Up to this many choices of dependent velocities the best pivot is found among all of them (else: QR).
+EXHAUSTIVE = 64
 #: The condition of the mass block ``g`` (in the best chart) above which the motion is called singular.
 SINGULAR_MASS = 1e10
 
@@ -161,12 +164,22 @@ class ChartAtlas:
             return np.array([complex(x).real for x in f(*[env[a] for a in names])]).reshape(self.k, -1)
 
     def best(self, q, params: dict, t: float = 0.0) -> tuple:
-        """The dependent coordinates whose block of ``κ(q)`` is best conditioned: the first k columns of
-        QR with column pivoting (ties keep the later columns, Maggi's route's default)."""
+        """The dependent coordinates whose block of ``κ(q)`` is best conditioned: the largest smallest
+        singular value ``σ_min(κ_P)`` among all choices when there are at most :data:`EXHAUSTIVE`, else
+        the first k columns of QR with column pivoting (ties keep the later columns, Maggi's route's
+        default)."""
         if self.k == 0:
             return ()
         K = self.kappa(q, params, t)
         n = K.shape[1]
+        if math.comb(n, self.k) <= EXHAUSTIVE:  # few choices: the best of all (the last columns among equals)
+            best, cols = None, None
+            for choice in itertools.combinations(range(n), self.k):
+                s = np.linalg.svd(K[:, list(choice)], compute_uv=False)
+                if np.all(np.isfinite(s)) and (best is None or s[-1] >= best * (1 - 1e-12)):
+                    best, cols = s[-1], choice
+            if cols is not None:
+                return tuple(self.names[c] for c in cols)
         rev = K[:, ::-1]  # prefer the last columns among equals
         _, _, piv = qr(rev, pivoting=True, mode="economic")
         cols = sorted(n - 1 - c for c in piv[:self.k])

@@ -1,4 +1,6 @@
-"""Integrating a field: :func:`simulate` on :func:`scipy.integrate.solve_ivp` and its :class:`Trajectory`.
+"""Integrating a field: :func:`simulate` on scipy's solvers (those of :func:`scipy.integrate.solve_ivp`, stepped
+by :mod:`anholo.numerics.stepping`, changing chart where a frame degenerates: :mod:`anholo.numerics.switching`)
+and its :class:`Trajectory`.
 
 Defaults: the explicit Runge–Kutta method ``DOP853`` (order 8) with ``rtol = 1e-10``
 and ``atol = 1e-12`` (:data:`DEFAULT_METHOD`, :data:`DEFAULT_RTOL`,
@@ -264,8 +266,10 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
 
     Parameters
     ----------
-    system : CompiledSystem, FirstOrderSystem or a field of anholo
-        Compiled on the fly if needed (compile once with :func:`compile_system` for many runs).
+    system : CompiledSystem, FirstOrderSystem, a field of anholo, or a System
+        Compiled on the fly if needed (compile once with :func:`compile_system` for many runs).  A
+        :class:`~anholo.system.System` gives its nonholonomic field (Euler–Lagrange without constraints)
+        with its :class:`~anholo.numerics.charts.ChartAtlas`: the run then goes through frame singularities.
     t_span : float or (t0, t1)
         A number T means ``(0, T)``.
     q0, qdot0 : sequences of n numbers
@@ -281,7 +285,11 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         Output times; or ``points`` equally spaced output times over ``t_span``; default:
         the solver's steps.
     events, dense_output, **options
-        Passed to ``solve_ivp``.  Event functions are called as ``event(t, state)``.
+        As for ``solve_ivp`` (the same solvers, stepped by :mod:`anholo.numerics.stepping`).  Event
+        functions are called as ``event(t, state)`` with the state of the chart in use (its first n
+        entries are the coordinates in every chart), or as ``event(t, (q, q̇))`` if they have the
+        attribute ``natural = True``.  The message of a run stopped by a terminal event says
+        ``stopped by an event at t = …``.
     progress : bool
         Report the integration time on stderr (about once a second).
     project : bool
@@ -292,13 +300,23 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     inputs : mapping, optional
         Control inputs of a system with ``inputs``: name → callable ``u(t, state)`` (the
         state of the compiled system, e.g. ``(q, v^α)`` on C) or a number (docs/forces.rst).
+    atlas : ChartAtlas, optional
+        The charts of Maggi's equations of the system (:mod:`anholo.numerics.charts`): where the
+        frame of ``system`` degenerates along the motion (frame condition), the run continues in
+        Maggi's equations with the dependent velocities of best pivot at ``q``, and chooses them again
+        as needed (:mod:`anholo.numerics.switching`, docs/simulation.rst, *Frame singularities*).
+        The trajectory's ``notes`` list the changes; its ``states`` are then ``(q, q̇)``.
+
+    Ctrl-C (KeyboardInterrupt) during the integration ends it and returns what was computed up to the
+    last accepted step, with ``message`` ``"interrupted at t = …"`` (:attr:`Trajectory.interrupted`).
 
     Raises
     ------
     MissingParameterError, InitialStateError
         Missing parameter values; bad initial data.
     IntegrationError
-        If the solver fails or the state becomes non-finite (e.g. a singular frame).
+        If the solver fails, the state becomes non-finite, the step size collapses or (with an atlas)
+        the motion is singular in the best chart: one line with t, q, q̇ and why.
 
     Examples
     --------
