@@ -191,46 +191,6 @@ def _input_functions(assignments, compiled) -> dict:
     return out
 
 
-def _stop_event(text, compiled):
-    """``--stop-when EXPR``: a terminal event ``g(t, q, q̇)`` of the natural state (``natural = True``): for a
-    comparison ``a > b`` (``>=``, ``<``, ``<=``) the sign change of ``a − b`` in the direction that makes it
-    true; for any other expression its sign change.  Parsed by the safe parser, never by sympify."""
-    import sympy as sp
-
-    from .errors import SimulationError
-    from .io.expressions import parse_expression
-
-    t = sp.Symbol("t", real=True)
-    coords = [sp.Symbol(c, real=True) for c in compiled.coordinate_names]
-    vels = [sp.Symbol(f"{c}_dot", real=True) for c in compiled.coordinate_names]
-    names = {"t": t, **{s.name: s for s in coords + vels}}
-    expr, direction = None, 0
-    for op, sign in ((">=", 1), ("<=", -1), (">", 1), ("<", -1)):
-        if op in text:
-            left, right = text.split(op, 1)
-            if any(o in right for o in "<>"):
-                break
-            expr = (parse_expression(left, names, where="--stop-when")
-                    - parse_expression(right, names, where="--stop-when"))
-            direction = sign
-            break
-    if expr is None:
-        if any(o in text for o in "<>=!"):
-            raise SimulationError(f"--stop-when: {text!r} is not one comparison; write e.g. \"abs(theta) > 1.5\".")
-        expr = parse_expression(text, names, where="--stop-when")
-    f = sp.lambdify([t] + coords + vels, expr, "math")
-
-    def event(tt, s):
-        try:
-            return float(f(tt, *s))
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return float("nan")
-
-    event.terminal, event.direction, event.natural = True, direction, True
-    event.text = text
-    return event
-
-
 def _join_negative_values(argv):
     """``--q0 -1,2`` → ``--q0=-1,2`` (argparse would read ``-1,2`` as an option)."""
     out, items = [], list(argv)
@@ -323,6 +283,7 @@ def _simulate(args, out) -> int:
 
     system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
+    from .numerics.events import stop_event
 
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.lambda0 is not None and field != "vakonomic":
@@ -359,7 +320,7 @@ def _simulate(args, out) -> int:
     traj = simulate(compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric, method=args.method,
                     rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
                     inputs=_input_functions(args.inputs, compiled), atlas=atlas,
-                    events=[_stop_event(args.stop_when, compiled)] if args.stop_when else None)
+                    events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None)
     for note in traj.notes:
         say(note)
     t_reached = float(traj.t[-1]) if len(traj.t) else 0.0

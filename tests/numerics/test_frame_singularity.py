@@ -272,3 +272,19 @@ def test_cli_interrupt_writes_what_was_computed(capsys, tmp_path, monkeypatch):
     assert 1 < len(data) < 1001 and data[-1, 0] < 20
     ref = veselova_reference(data[:, 0])
     assert np.max(np.abs(data[:, 1:].T - ref)) < 1e-6
+
+
+def test_stop_event_parses_abs_velocities_and_sign_changes(veselova):
+    from anholo.errors import AnholoError
+    from anholo.numerics.events import stop_event
+
+    names = ("phi", "theta", "psi")
+    g = stop_event("abs(psi - 0.3) > 0.5", names)
+    traj = simulate(veselova, 10.0, Q0, QDOT0, events=[g], points=101)
+    t_hit = traj.t_events[0][0]
+    assert abs(veselova_reference(np.array([0.0, t_hit]))[2, -1] - 0.8) < 1e-8
+    h = stop_event("theta_dot - 0.45", names)  # no comparison: its sign change
+    assert h.direction == 0 and h(0.0, np.array(Q0 + QDOT0)) == pytest.approx(0.4 - 0.45)
+    for bad in ("theta == 1", "0 < theta < 1", "theta_ddot > 1", "__import__('os') > 1"):
+        with pytest.raises(AnholoError, match="--stop-when"):
+            stop_event(bad, names)
