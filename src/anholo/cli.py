@@ -305,7 +305,7 @@ def _simulate(args, out) -> int:
     ode = from_system(system, field, dependent=dependent)
     compiled = compile_system(ode)
     atlas = None
-    if field in ("nonholonomic", "euler-lagrange") and not args.inputs:
+    if (field == "nonholonomic" or (field == "euler-lagrange" and not system.has_constraints)) and not args.inputs:
         from .numerics.charts import ChartAtlas
 
         atlas = ChartAtlas(system)  # other charts, built only if the frame degenerates along the motion

@@ -79,7 +79,7 @@ def _event_props(events):
     return terminal, direction
 
 
-def _roots(events, active, sol, t_old, t, fun_args=()):
+def _roots(events, active, sol, t_old, t):
     out = []
     for i in active:
         try:

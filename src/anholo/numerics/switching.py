@@ -85,6 +85,8 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
     params = {**pdict}
     if atlas is not None and inputs and getattr(compiled, "control_names", ()):
         atlas = None  # Maggi's route does not simulate control inputs: watch, but do not switch
+    if atlas is not None and compiled.kind != ("nonholonomic" if atlas.k else "euler-lagrange"):
+        atlas = None  # the atlas's charts are of another field (vakonomic, Chetaev, or constraints ignored)
     first_maggi = atlas.adopted(compiled) if atlas is not None else None
     chart = _Chart(compiled, tuple(p), rhs, t0, "frame" if first_maggi is None else _maggi_label(first_maggi),
                    maggi=first_maggi, first=True)
