@@ -307,9 +307,6 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         as needed (:mod:`anholo.numerics.switching`, docs/simulation.rst, *Frame singularities*).
         The trajectory's ``notes`` list the changes; its ``states`` are then ``(q, q̇)``.
 
-    Ctrl-C (KeyboardInterrupt) during the integration ends it and returns what was computed up to the
-    last accepted step, with ``message`` ``"interrupted at t = …"`` (:attr:`Trajectory.interrupted`).
-
     Raises
     ------
     MissingParameterError, InitialStateError
@@ -317,6 +314,11 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     IntegrationError
         If the solver fails, the state becomes non-finite, the step size collapses or (with an atlas)
         the motion is singular in the best chart: one line with t, q, q̇ and why.
+
+    Notes
+    -----
+    Ctrl-C (KeyboardInterrupt) during the integration ends it and returns what was computed up to the
+    last accepted step, with ``message`` ``"interrupted at t = …"`` (:attr:`Trajectory.interrupted`).
 
     Examples
     --------
