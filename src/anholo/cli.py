@@ -165,6 +165,10 @@ def _add_simulate_parser(sub) -> None:
     sim.add_argument("--input", dest="inputs", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=EXPR", help="a control input of the file (inputs = [...]) as an expression in "
                      "the time t and the coordinates, e.g. --input tau=0.2*sin(t) (repeatable)")
+    sim.add_argument("--stop-when", dest="stop_when", default=None, metavar="EXPR",
+                     help="stop when this condition on t, the coordinates and <coordinate>_dot becomes true, "
+                     "e.g. --stop-when \"abs(theta) > 1.5\" (a comparison; or an expression: stop where it "
+                     "changes sign)")
     sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     sim.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                      help="time the derivation and integration may take (default %g s)" % _SIMULATE_BUDGET)
@@ -280,6 +284,7 @@ def _simulate(args, out) -> int:
 
     system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
+    from .numerics.events import stop_event
 
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.lambda0 is not None and field != "vakonomic":
@@ -300,14 +305,31 @@ def _simulate(args, out) -> int:
     say(f"deriving the {field} field of {system.name!r} ...")
     ode = from_system(system, field, dependent=dependent)
     compiled = compile_system(ode)
+    atlas = None
+    if (field == "nonholonomic" or (field == "euler-lagrange" and not system.has_constraints)) and not args.inputs:
+        from .numerics.charts import ChartAtlas
+
+        atlas = ChartAtlas(system)  # other charts, built only if the frame degenerates along the motion
+        from .dynamics.maggi import MaggiSystem
+
+        if isinstance(ode, MaggiSystem):  # a large system: Maggi's equations are the field's own chart
+            atlas.adopt(ode, compiled)
     say(f"derived and compiled in {time.perf_counter() - t0:.2f} s; state ({', '.join(compiled.state_names)})")
     lambda0 = None
     if args.lambda0 is not None:
         lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
     traj = simulate(compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric, method=args.method,
                     rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
-                    inputs=_input_functions(args.inputs, compiled))
-    say(f"integrated t in [0, {args.t_end:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
+                    inputs=_input_functions(args.inputs, compiled), atlas=atlas,
+                    events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None)
+    for note in traj.notes:
+        say(note)
+    t_reached = float(traj.t[-1]) if len(traj.t) else 0.0
+    if traj.interrupted:
+        say(f"{traj.message}; keeping the motion computed so far ({len(traj.t)} points)")
+    elif args.stop_when and traj.message.startswith("stopped"):
+        say(f"stopped at t = {traj.message.rsplit('= ', 1)[1]}: {args.stop_when}")
+    say(f"integrated t in [0, {t_reached:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
     if args.csv:
         try:
             traj.to_csv(args.csv)
@@ -330,7 +352,9 @@ def _simulate(args, out) -> int:
         say(f"wrote {args.plot}")
     drift = traj.energy_drift()
     res = traj.constraint_residuals()
-    print(f"{system.name}: {field} field, t in [0, {args.t_end:g}], {len(traj.t)} points", file=out)
+    print(f"{system.name}: {field} field, t in [0, {t_reached:g}], {len(traj.t)} points", file=out)
+    if traj.interrupted or (args.stop_when and traj.message.startswith("stopped")):
+        print(f"  {traj.message}", file=out)
     width = max(len(n) for n in names + list(compiled.multiplier_names)) + 4
     print(f"  final state (t = {traj.t[-1]:g}):", file=out)
     for name, q, u in zip(names, traj.q[:, -1], traj.qdot[:, -1]):
@@ -343,7 +367,7 @@ def _simulate(args, out) -> int:
     hol = traj.holonomic_residuals()
     if hol.size:
         print(f"  max |holonomic residual|: {abs(hol).max():.3g}", file=out)
-    return 0
+    return 130 if traj.interrupted else 0
 
 
 def _add_sweep_parser(sub) -> None:
