@@ -270,9 +270,21 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     >>> float(abs(traj.constraint_residuals()).max()) < 1e-14
     True
     """
+    if method in ("variational", "hamel"):  # fixed-step structure-preserving schemes (docs/integrators.rst)
+        from .variational import simulate_structured
+        if lambda0 is not None:
+            raise SimulationError(f"the {method} method integrates the nonholonomic field; lambda0 is for vakonomic runs.")
+        return simulate_structured(system, t_span, q0, qdot0, method=method, parameters=parameters, t_eval=t_eval,
+                                   points=points, constraint_tol=constraint_tol, events=events,
+                                   dense_output=dense_output, inputs=inputs, **options)
+    if options.get("step") is not None:
+        raise SimulationError(f"step is the fixed step of the variational and hamel methods; {method} chooses "
+                              "its steps itself (use rtol/atol, or method='variational').")
+    options.pop("step", None)
     compiled = as_compiled(system)
     if method not in _METHODS and not isinstance(method, type):
-        raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}.")
+        raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}, "
+                              "variational or hamel.")
     if options.get("vectorized"):
         raise SimulationError("vectorized=True is not supported by the compiled right-hand side; leave it off.")
     p = compiled.parameter_vector(parameters)
