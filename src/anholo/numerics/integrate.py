@@ -271,12 +271,12 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     True
     """
     if method in ("variational", "hamel"):  # fixed-step structure-preserving schemes (docs/integrators.rst)
-        from .variational import simulate_structured
+        from .structured import simulate_structured
         if lambda0 is not None:
             raise SimulationError(f"the {method} method integrates the nonholonomic field; lambda0 is for vakonomic runs.")
         return simulate_structured(system, t_span, q0, qdot0, method=method, parameters=parameters, t_eval=t_eval,
                                    points=points, constraint_tol=constraint_tol, events=events,
-                                   dense_output=dense_output, inputs=inputs, **options)
+                                   dense_output=dense_output, inputs=inputs, trajectory=Trajectory, **options)
     if options.get("step") is not None:
         raise SimulationError(f"step is the fixed step of the variational and hamel methods; {method} chooses "
                               "its steps itself (use rtol/atol, or method='variational').")
