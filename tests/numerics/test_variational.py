@@ -241,3 +241,30 @@ def test_cli_keeps_the_csv_contract(capsys, tmp_path):
     code, out, err = run("simulate", "chaplygin_sleigh", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 2,
                          "--method", "hamel", "--step", 0.1, "--field", "vakonomic")
     assert code != 0 and "nonholonomic field" in err
+
+
+@pytest.mark.slow
+def test_rattleback_large_system_converges_to_the_field_solution():
+    """The rattleback (Maggi's route, a square root in L and the constraints): the variational scheme
+    converges at order 2 to the DOP853 solution of anholo's nonholonomic field (a cross-check of two
+    routes; the oracle of the field itself is tests/dynamics), and keeps its energy."""
+    from anholo.numerics import compile_system, from_system
+
+    system = System.load("rattleback")
+    mech = discrete_mechanics(system)
+    t = math.radians(0.5)
+    q0, qd0 = [0.0, t, t, 0.0, 0.0], [-5.0, 0.0, 0.0, 0.0, 0.0]
+    qd0[3:] = [0.0, 0.0]
+    p = mech.parameter_vector()
+    base = mech.constraint_functions(np.array(q0)[:, None], np.array(qd0)[:, None], p)[:, 0]
+    cols = [mech.constraint_functions(np.array(q0)[:, None], (np.array(qd0) + e)[:, None], p)[:, 0] - base
+            for e in np.eye(5)[3:]]
+    qd0[3:] = np.linalg.solve(np.column_stack(cols), -base)
+    times = np.linspace(0, 1, 3)
+    ref = simulate(compile_system(from_system(system)), (0, 1), q0, qd0, rtol=1e-12, atol=1e-13, t_eval=times)
+    errors = []
+    for h in (0.002, 0.001):
+        tr = simulate(mech, (0, 1), q0, qd0, method="variational", step=h, t_eval=times)
+        errors.append(np.abs(tr.q - ref.q).max())
+        assert np.abs(tr.constraint_residuals()).max() < 1e-12
+    assert abs(math.log2(errors[0] / errors[1]) - 2) < 0.2, errors
