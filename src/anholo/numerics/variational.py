@@ -56,7 +56,7 @@ from ..errors import (InitialStateError, IntegrationError, MissingParameterError
 
 __all__ = ["DiscreteMechanics", "discrete_mechanics", "DLAStepper", "integrate_dla"]
 
-_NEWTON_TOL = 1e-9  # on the Newton update of q, relative to 1 + max|q|; the update's error is quadratic
+_NEWTON_TOL = 1e-9  # on |Newton update of q| (2-norm), relative to 1 + max|q|; its error is quadratic
 _NEWTON_MAX = 25
 
 
@@ -356,7 +356,7 @@ class DLAStepper:
         a[:n], a[n:2 * n], a[2 * n:3 * n] = q0, guess, p0
         a[3 * n:3 * n + self.dim - n] = 0.0
         a[3 * n + self.dim - n] = t0
-        scale = _NEWTON_TOL * (1.0 + np.max(np.abs(q0)))
+        tol2 = (_NEWTON_TOL * (1.0 + float(np.abs(q0).max()))) ** 2
         fn, out, R, J = self.mech._newton, self.out, self.R, self.J
         B = self.frame(q0, t0) if self.frame is not None else None
         for _ in range(_NEWTON_MAX):
@@ -377,10 +377,11 @@ class DLAStepper:
                 RH[m:] = R[n:]
                 lu, piv, dq, info = _dgesv(JH, -RH)
                 a[n:2 * n] += dq
-            if info != 0 or not np.all(np.isfinite(dq)):
+            d2 = float(dq @ dq)  # one reduction: NaN fails the next test as well as inf
+            if info != 0 or not d2 < np.inf:
                 raise IntegrationError(f"the Newton matrix of the step at t = {t0:g} is singular (a singular mass "
                                        f"matrix or constraints?); take a smaller --step (now {h:g}).")
-            if np.max(np.abs(dq)) <= scale:
+            if d2 <= tol2:
                 # p⁺ = P + (h/2) G at the updated q1 to first order in dq (the error is O(|dq|²), below
                 # round-off at this tolerance)
                 p1 = self.Pplus + self.Jp @ dq
