@@ -197,6 +197,31 @@ def test_unconstrained_oscillator_is_the_implicit_midpoint_map(tmp_path):
     assert np.abs(E - 0.5).max() < 1e-12
 
 
+@pytest.mark.parametrize("method", ["variational", "hamel"])
+def test_forces_and_time_dependence_knife_edge_on_a_tilting_plane(method):
+    """L depending on t, viscous forces and a periodic torque (``tilted_knife_edge``: m = 1, I = 0.5,
+    g = 9.81, e = 0.3, w = 2, c = 0.1).  With the blade velocity u (ẋ = u cos θ, ẏ = u sin θ):
+    m u̇ = −m g sin(e sin wt) cos θ − c u, I θ̈ = cos wt; the discrete forces (h/2)F keep order 2."""
+    m, inertia, g, e, w, c = 1.0, 0.5, 9.81, 0.3, 2.0, 0.1
+
+    def rhs(t, s):
+        x, y, th, u, om = s
+        return [u * math.cos(th), u * math.sin(th), om,
+                -g * math.sin(e * math.sin(w * t)) * math.cos(th) - c * u / m, math.cos(w * t) / inertia]
+
+    th0, u0, om0 = 0.4, 0.5, -0.3
+    times = np.linspace(0, 3, 4)
+    ref = solve_ivp(rhs, (0, 3), [0.0, 0.0, th0, u0, om0], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=times).y
+    system = System.load("tilted_knife_edge")
+    errors = []
+    for h in (0.02, 0.01):
+        tr = simulate(system, (0, 3), [0.0, 0.0, th0], [u0 * math.cos(th0), u0 * math.sin(th0), om0], method=method,
+                      step=h, t_eval=times)
+        errors.append(max(np.abs(tr.q - ref[:3]).max(), np.abs(tr.qdot[2] - ref[4]).max()))
+    assert abs(math.log2(errors[0] / errors[1]) - 2) < 0.15, errors
+    assert errors[-1] < 1e-3
+
+
 def test_errors_are_specific(sleigh):
     q0, qd0 = sleigh_state()
     with pytest.raises(SimulationError, match="fixed step"):
