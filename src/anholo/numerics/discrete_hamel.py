@@ -73,8 +73,8 @@ def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int
     else:
         dependent = []
 
-    def frame(q, t):
-        return adapted_basis(constraint_rows(q, t), dependent)
+    def frame(A):
+        return adapted_basis(A, dependent)
 
     stepper = DLAStepper(mech, p, h, frame=frame)
     Qs = np.empty((nsteps + 1, mech.n))

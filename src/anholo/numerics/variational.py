@@ -349,7 +349,7 @@ class DLAStepper:
         self.R, self.J = self.out[:d], self.out[d:d + d * d].reshape(d, d)
         self.Pplus, self.Jp = self.out[d + d * d:d + d * d + n], self.out[d + d * d + n:].reshape(n, n)
         self.evaluations = 0
-        self.frame = frame  # a callable q0 -> basis of the constraint space (n × m), for the Hamel form
+        self.frame = frame  # constraint rows at q0 -> basis of their kernel (n × m), for the Hamel form
 
     def step(self, q0, p0, t0, guess):
         n, h, a = self.n, self.h, self.args
@@ -358,10 +358,12 @@ class DLAStepper:
         a[3 * n + self.dim - n] = t0
         tol2 = (_NEWTON_TOL * (1.0 + float(np.abs(q0).max()))) ** 2
         fn, out, R, J = self.mech._newton, self.out, self.R, self.J
-        B = self.frame(q0, t0) if self.frame is not None else None
+        B = None
         for _ in range(_NEWTON_MAX):
             fn(a, out=out)
             self.evaluations += 1
+            if self.frame is not None and B is None:  # the constraint rows at q0 are J's upper-right block
+                B = self.frame(J[:n, n:].T)
             if B is None:
                 lu, piv, dz, info = _dgesv(J, -R)
                 dq = dz[:n]
