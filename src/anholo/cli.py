@@ -147,7 +147,10 @@ def _add_simulate_parser(sub) -> None:
                      help="vakonomic only: initial multipliers of the constraints as written (default 0)")
     sim.add_argument("--t-end", required=True, type=float, metavar="T", help="integrate over [0, T]")
     sim.add_argument("--method", default="DOP853",
-                     help="solve_ivp method: DOP853 (default), RK45, RK23, Radau, BDF, LSODA")
+                     help="solve_ivp method: DOP853 (default), RK45, RK23, Radau, BDF, LSODA; or the fixed-step "
+                     "structure-preserving variational (discrete Lagrange-d'Alembert) or hamel, with --step")
+    sim.add_argument("--step", type=float, default=None, metavar="H",
+                     help="the fixed step of --method variational or hamel (docs/integrators.rst)")
     sim.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
     sim.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
     sim.add_argument("--points", type=int, default=1001, help="number of output times (default 1001)")
@@ -318,10 +321,14 @@ def _simulate(args, out) -> int:
     lambda0 = None
     if args.lambda0 is not None:
         lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
-    traj = simulate(compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric, method=args.method,
-                    rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
-                    inputs=_input_functions(args.inputs, compiled), atlas=atlas,
-                    events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None)
+    structured = args.method in ("variational", "hamel")  # integrate the system itself at the fixed step
+    if structured and field != ("nonholonomic" if system.has_constraints else "euler-lagrange"):
+        raise SimulationError(f"--method {args.method} integrates the nonholonomic field; leave out --field {field}.")
+    traj = simulate(system if structured else compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric,
+                    method=args.method, rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
+                    inputs=_input_functions(args.inputs, compiled), atlas=None if structured else atlas,
+                    events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None,
+                    step=args.step)
     for note in traj.notes:
         say(note)
     t_reached = float(traj.t[-1]) if len(traj.t) else 0.0

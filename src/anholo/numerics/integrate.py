@@ -333,6 +333,17 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     >>> float(abs(traj.constraint_residuals()).max()) < 1e-14
     True
     """
+    if method in ("variational", "hamel"):  # fixed-step structure-preserving schemes (docs/integrators.rst)
+        from .structured import simulate_structured
+        if lambda0 is not None:
+            raise SimulationError(f"the {method} method integrates the nonholonomic field; lambda0 is for vakonomic runs.")
+        return simulate_structured(system, t_span, q0, qdot0, method=method, parameters=parameters, t_eval=t_eval,
+                                   points=points, constraint_tol=constraint_tol, events=events,
+                                   dense_output=dense_output, inputs=inputs, trajectory=Trajectory, **options)
+    if options.get("step") is not None:
+        raise SimulationError(f"step is the fixed step of the variational and hamel methods; {method} chooses "
+                              "its steps itself (use rtol/atol, or method='variational').")
+    options.pop("step", None)
     if callable(getattr(system, "maggi", None)) and hasattr(system, "has_constraints"):  # a System
         from .charts import ChartAtlas
         from .ode import from_system
@@ -341,7 +352,8 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         system = from_system(system, "nonholonomic" if system.has_constraints else "euler-lagrange")
     compiled = as_compiled(system)
     if method not in _METHODS and not isinstance(method, type):
-        raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}.")
+        raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}, "
+                              "variational or hamel.")
     if options.get("vectorized"):
         raise SimulationError("vectorized=True is not supported by the compiled right-hand side; leave it off.")
     p = compiled.parameter_vector(parameters)
