@@ -245,16 +245,27 @@ def _numeric_parameters(system, numeric: dict) -> dict:
 
 
 def _cmd_simulate(args, out) -> int:
+    """Exit status 0: the run reached --t-end (or --stop-when); 3: it stopped early (a singular motion, a
+    failure of the solver, a step size that collapsed, the time budget), 130: Ctrl-C.  A run that stops
+    early writes what it computed (--csv up to the last accepted step, written atomically) and says on
+    stderr where and why it stopped."""
+    import time
+
     budget = _budget(args, _SIMULATE_BUDGET)
     from . import numerics  # noqa: F401 - imported before the clock starts (an interrupted import is not retried)
 
+    args.deadline = time.monotonic() + budget
     return _within_budget(budget, "simulate", lambda: _simulate(args, out))
 
 
 def _run_setup(args) -> tuple:
     """The options every integrating command shares, checked by the one validation rule (``--t-end``,
     ``--rtol``, ``--atol``, ``--points``), and the system loaded with its ``--set`` values: symbolic ones
-    substituted, numerical ones returned as floats (:func:`_numeric_parameters`)."""
+    substituted, numerical ones returned as floats (:func:`_numeric_parameters`).  ``--rtol`` below
+    ``100 ε`` (what double precision can deliver; scipy would raise it with a warning) is refused here,
+    before any derivation."""
+    import numpy as np
+
     from .errors import SimulationError
     from .io.limits import check as check_limit
     from .io.validation import check_option
@@ -263,6 +274,10 @@ def _run_setup(args) -> tuple:
     check_option(args.t_end, "--t-end", SimulationError, low=0, low_open=True)
     check_option(args.rtol, "--rtol", SimulationError, low=0, low_open=True, high=1)
     check_option(args.atol, "--atol", SimulationError, low=0)
+    floor = 100 * np.finfo(float).eps
+    if args.rtol < floor:
+        raise SimulationError(f"--rtol {args.rtol:g} is below what double precision can deliver (100 x machine "
+                              f"epsilon = {floor:.3g}); the step size would collapse - give --rtol 1e-13 or more.")
     check_option(args.points, "--points", SimulationError, low=2, integer=True)
     check_limit("points", args.points, "--points", f"{args.points} output times")
     numeric, symbolic = {}, {}
@@ -276,15 +291,49 @@ def _run_setup(args) -> tuple:
     return system, _numeric_parameters(system, numeric)
 
 
+def _simulate_outputs(args) -> None:
+    """Refuse, before any work, output files that cannot be written as asked: ``--csv`` or ``--plot`` that is
+    the system file, a directory, in a missing directory; ``--plot`` not .png/.pdf/.svg; ``--overlay``
+    without ``--plot``."""
+    from .errors import SimulationError
+    from .io.files import check_output_path
+
+    inputs = [args.target] if os.path.isfile(args.target) else []
+    if args.overlay and not args.plot:
+        raise SimulationError("--overlay draws a second motion into the figure; give --plot OUT.png too.")
+    if args.csv:
+        check_output_path(args.csv, "--csv", inputs=inputs, error=SimulationError)
+    if args.plot:
+        check_output_path(args.plot, "--plot", inputs=inputs, suffixes=(".png", ".pdf", ".svg"),
+                          error=SimulationError)
+        if args.csv and os.path.abspath(args.csv) == os.path.abspath(args.plot):
+            raise SimulationError(f"--csv and --plot are the same file {args.plot}; give two file names.")
+
+
+def _stop_budget_timer() -> None:
+    """Cancel the time budget's timer once the integration is over (the budget covers the derivation and the
+    integration; writing the results must not be cut short).  Only the budget's own timer is cancelled."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return
+    handler = signal.getsignal(signal.SIGALRM)
+    if getattr(handler, "__qualname__", "").startswith("_deadline."):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def _simulate(args, out) -> int:
     import time
+    import types
 
-    from .errors import SimulationError
+    from .errors import IntegrationError, SimulationError
 
     def say(message: str) -> None:
         if not args.quiet:
             print(f"anholo: {message}", file=sys.stderr, flush=True)
 
+    _simulate_outputs(args)
     system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
     from .numerics.events import stop_event
@@ -304,51 +353,67 @@ def _simulate(args, out) -> int:
         dependent = [quasi.index(d) if d in quasi else names.index(d) for d in dependent]
     q0 = _numbers(args.q0, "--q0", len(names), names)
     qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
-    t0 = time.perf_counter()
-    say(f"deriving the {field} field of {system.name!r} ...")
-    ode = from_system(system, field, dependent=dependent)
-    compiled = compile_system(ode)
-    atlas = None
-    if (field == "nonholonomic" or (field == "euler-lagrange" and not system.has_constraints)) and not args.inputs:
-        from .numerics.charts import ChartAtlas
-
-        atlas = ChartAtlas(system)  # other charts, built only if the frame degenerates along the motion
-        from .dynamics.maggi import MaggiSystem
-
-        if isinstance(ode, MaggiSystem):  # a large system: Maggi's equations are the field's own chart
-            atlas.adopt(ode, compiled)
-    say(f"derived and compiled in {time.perf_counter() - t0:.2f} s; state ({', '.join(compiled.state_names)})")
-    lambda0 = None
-    if args.lambda0 is not None:
-        lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
     structured = args.method in ("variational", "hamel")  # integrate the system itself at the fixed step
     if structured and field != ("nonholonomic" if system.has_constraints else "euler-lagrange"):
         raise SimulationError(f"--method {args.method} integrates the nonholonomic field; leave out --field {field}.")
-    traj = simulate(system if structured else compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric,
-                    method=args.method, rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
-                    inputs=_input_functions(args.inputs, compiled), atlas=None if structured else atlas,
-                    events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None,
-                    step=args.step)
+    atlas = None
+    if structured:  # the fixed-step schemes compile their own functions: no ODE field is derived
+        compiled = types.SimpleNamespace(coordinate_names=tuple(names), multiplier_names=(), n_inputs=0)
+        if args.lambda0 is not None:
+            raise SimulationError(f"--lambda0 is for vakonomic runs; --method {args.method} integrates the "
+                                  "nonholonomic field.")
+    else:
+        t0 = time.perf_counter()
+        say(f"deriving the {field} field of {system.name!r} ...")
+        ode = from_system(system, field, dependent=dependent)
+        compiled = compile_system(ode)
+        if (field == "nonholonomic" or (field == "euler-lagrange" and not system.has_constraints)) and not args.inputs:
+            from .numerics.charts import ChartAtlas
+
+            atlas = ChartAtlas(system)  # other charts, built only if the frame degenerates along the motion
+            from .dynamics.maggi import MaggiSystem
+
+            if isinstance(ode, MaggiSystem):  # a large system: Maggi's equations are the field's own chart
+                atlas.adopt(ode, compiled)
+        say(f"derived and compiled in {time.perf_counter() - t0:.2f} s; state ({', '.join(compiled.state_names)})")
+    lambda0 = None
+    if args.lambda0 is not None:
+        lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
+    failure = None  # why a run that stopped early stopped (IntegrationError, or the budget's interrupt)
+    try:
+        traj = simulate(system if structured else compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric,
+                        method=args.method, rtol=args.rtol, atol=args.atol, points=args.points,
+                        progress=not args.quiet, inputs=_input_functions(args.inputs, compiled),
+                        atlas=None if structured else atlas,
+                        events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None,
+                        step=args.step, deadline=None if structured else getattr(args, "deadline", None))
+    except IntegrationError as exc:
+        traj, failure = getattr(exc, "partial", None), exc
+        if traj is None:
+            raise
+    except BaseException as exc:  # the time budget (SIGALRM) inside the integration: keep its steps
+        traj, failure = getattr(exc, "partial", None), exc
+        if traj is None or isinstance(exc, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
+    _stop_budget_timer()
     for note in traj.notes:
         say(note)
     t_reached = float(traj.t[-1]) if len(traj.t) else 0.0
     if traj.interrupted:
         say(f"{traj.message}; keeping the motion computed so far ({len(traj.t)} points)")
+    elif failure is not None:
+        say(f"stopped at t = {t_reached:.10g}; keeping the motion computed so far ({len(traj.t)} points)")
     elif args.stop_when and traj.message.startswith("stopped"):
         say(f"stopped at t = {traj.message.rsplit('= ', 1)[1]}: {args.stop_when}")
     say(f"integrated t in [0, {t_reached:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
     if args.csv:
-        try:
-            traj.to_csv(args.csv)
-        except OSError as exc:
-            raise SimulationError(f"cannot write {args.csv}: {exc.strerror or exc}.") from exc
-        say(f"wrote {args.csv}")
-    if args.overlay and not args.plot:
-        raise SimulationError("--overlay draws a second motion into the figure; give --plot OUT.png too.")
+        traj.to_csv(args.csv)
+        say(f"wrote {args.csv}" + (f" (up to t = {t_reached:.10g}, where the run stopped)"
+                                   if failure is not None or traj.interrupted else ""))
     if args.plot:
         from .plotting import comparison_figure, save_figure, summary_figure
 
-        if args.overlay:
+        if args.overlay and failure is None and not traj.interrupted:
             second = simulate(compile_system(from_system(system, args.overlay, dependent=dependent)), args.t_end,
                               q0, qdot0, parameters=numeric, method=args.method, rtol=args.rtol, atol=args.atol,
                               points=args.points)
@@ -360,7 +425,7 @@ def _simulate(args, out) -> int:
     drift = traj.energy_drift()
     res = traj.constraint_residuals()
     print(f"{system.name}: {field} field, t in [0, {t_reached:g}], {len(traj.t)} points", file=out)
-    if traj.interrupted or (args.stop_when and traj.message.startswith("stopped")):
+    if traj.interrupted or failure is not None or (args.stop_when and traj.message.startswith("stopped")):
         print(f"  {traj.message}", file=out)
     width = max(len(n) for n in names + list(compiled.multiplier_names)) + 4
     print(f"  final state (t = {traj.t[-1]:g}):", file=out)
@@ -374,6 +439,11 @@ def _simulate(args, out) -> int:
     hol = traj.holonomic_residuals()
     if hol.size:
         print(f"  max |holonomic residual|: {abs(hol).max():.3g}", file=out)
+    if failure is not None:
+        why = (f"not finished within the time budget of {_budget(args, _SIMULATE_BUDGET):g} s (raise it with "
+               "--budget SECONDS)") if not isinstance(failure, Exception) else _one_line(failure)
+        print(f"anholo: error: simulate: stopped at t = {t_reached:.10g}: {why}", file=sys.stderr)
+        return 3
     return 130 if traj.interrupted else 0
 
 

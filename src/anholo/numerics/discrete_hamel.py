@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 from scipy.linalg import qr
 
-from .variational import DiscreteMechanics, DLAStepper, _Buffers
+from .variational import DiscreteMechanics, DLAStepper, _Buffers, march
 
 __all__ = ["integrate_hamel", "adapted_basis"]
 
@@ -55,9 +55,11 @@ def adapted_basis(A: np.ndarray, dependent: Sequence) -> np.ndarray:
     return B
 
 
-def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0) -> tuple:
+def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0, progress=None) -> tuple:
     """The grid, positions ``q_k``, momenta ``p_k``, midpoint velocities and the number of evaluations of
-    the discrete Hamel scheme (module docstring), from ``(q0, q̇0)`` with ``p_0 = ∂L/∂q̇(q0, q̇0)``."""
+    the discrete Hamel scheme (module docstring), from ``(q0, q̇0)`` with ``p_0 = ∂L/∂q̇(q0, q̇0)``, and None
+    or the exception that ended the run early (:func:`~anholo.numerics.variational.march`: Ctrl-C, the time
+    budget or a failed step; the arrays then hold the steps done)."""
     buf = _Buffers(mech.n, p)
     k, r = mech.k, mech.r
 
@@ -82,10 +84,6 @@ def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int
     V = np.empty((nsteps, mech.n))
     Qs[0] = q0
     Ps[0] = mech.terms(buf.at(q0, qdot0, t0))[0]
-    prev = np.asarray(q0) - h * np.asarray(qdot0)
-    for j in range(nsteps):
-        q = Qs[j]
-        Qs[j + 1], Ps[j + 1] = stepper.step(q, Ps[j], t0 + j * h, 2 * q - prev)
-        V[j] = (Qs[j + 1] - q) / h
-        prev = q
-    return t0 + h * np.arange(nsteps + 1), Qs, Ps, V, stepper.evaluations + 1
+    done, stop = march(stepper.step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress)
+    return (t0 + h * np.arange(done + 1), Qs[:done + 1], Ps[:done + 1], V[:done], stepper.evaluations + 1,
+            stop)

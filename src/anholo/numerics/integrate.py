@@ -28,7 +28,6 @@ from scipy.integrate import solve_ivp
 
 from ..errors import IntegrationError, SimulationError
 from .compile import CompiledSystem, compile_system
-from .projection import integrate_projected
 from .monitors import energy
 from .monitors import energy_drift
 from .monitors import constraint_residuals
@@ -184,9 +183,13 @@ class Trajectory:
 
     def to_csv(self, path, multipliers: bool | None = None) -> None:
         """Write ``t``, each coordinate, each ``<coordinate>_dot`` and, for vakonomic runs (or with
-        ``multipliers=True``), ``lambda1…`` (multipliers of the constraints as written) as CSV."""
+        ``multipliers=True``), ``lambda1…`` (multipliers of the constraints as written) as CSV.  The file
+        is written under a temporary name and renamed when complete (:func:`anholo.io.files.atomic_output`):
+        an interrupted write leaves no truncated file.  An unwritable path raises SimulationError."""
         cols = self.columns(multipliers)
-        with open(path, "w", newline="") as fh:
+        from ..io.files import atomic_output
+
+        with atomic_output(path, newline="", error=SimulationError) as fh:
             writer = csv.writer(fh)
             writer.writerow(list(cols))
             for row in zip(*cols.values()):
@@ -209,32 +212,6 @@ class Trajectory:
     def __repr__(self):
         return (f"Trajectory({self.kind}, {len(self.t)} points, t in [{self.t[0]:g}, {self.t[-1]:g}], "
                 f"nfev={self.nfev}, method={self.method})")
-
-
-class _Progress:
-    """Right-hand side wrapper reporting ``t`` on stderr about once a second."""
-
-    def __init__(self, rhs, t0: float, t1: float, stream, label: str):
-        self.rhs, self.t0, self.t1, self.stream, self.label = rhs, t0, t1, stream, label
-        self.calls = 0
-        self.last = time.monotonic()
-        self.shown = False
-
-    def __call__(self, t, y):
-        self.calls += 1
-        if self.calls % 256 == 0:
-            now = time.monotonic()
-            if now - self.last > 1.0:
-                self.last = now
-                frac = (t - self.t0) / (self.t1 - self.t0) if self.t1 != self.t0 else 1.0
-                print(f"\r{self.label}: t = {t:.6g} of {self.t1:g} ({100 * frac:.0f}%)", end="",
-                      file=self.stream, flush=True)
-                self.shown = True
-        return self.rhs(t, y)
-
-    def close(self):
-        if self.shown:
-            print(file=self.stream, flush=True)
 
 
 class _Reporter:
@@ -261,7 +238,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
              atol: float = DEFAULT_ATOL, t_eval=None, points: int | None = None, events=None,
              dense_output: bool = False, constraint_tol: float = 1e-9, progress: bool = False,
              progress_stream=None, inputs: Mapping | None = None, project: bool = True, atlas=None,
-             **options) -> Trajectory:
+             deadline: float | None = None, **options) -> Trajectory:
     """Integrate a field from natural initial data.
 
     Parameters
@@ -307,18 +284,31 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         as needed (:mod:`anholo.numerics.switching`, docs/simulation.rst, *Frame singularities*).
         The trajectory's ``notes`` list the changes; its ``states`` are then ``(q, q̇)``.
 
+    deadline : float, optional
+        A ``time.monotonic()`` value by which the run should be over (the command line's time budget): a run
+        whose pace says, three seconds in a row, that it would need more than four times the time left stops
+        with IntegrationError (step size collapsed) instead of grinding on (:mod:`anholo.numerics.stepping`).
+
     Raises
     ------
+    SimulationError
+        ``rtol`` below ``100 ε`` (2.2e-14, what double precision can deliver; scipy would raise it silently),
+        a negative or non-finite tolerance.
     MissingParameterError, InitialStateError
         Missing parameter values; bad initial data.
     IntegrationError
         If the solver fails, the state becomes non-finite, the step size collapses or (with an atlas)
-        the motion is singular in the best chart: one line with t, q, q̇ and why.
+        the motion is singular in the best chart: one line with t, q, q̇ and why.  The motion computed up
+        to the last good step is kept: the exception's ``partial`` attribute is that
+        :class:`Trajectory` (``message`` ``"stopped at t = …"``), or None if no step was taken.
 
     Notes
     -----
     Ctrl-C (KeyboardInterrupt) during the integration ends it and returns what was computed up to the
     last accepted step, with ``message`` ``"interrupted at t = …"`` (:attr:`Trajectory.interrupted`).
+    Another interrupt that is not an ``Exception`` (e.g. raised by a SIGALRM handler, as the command
+    line's time budget does) is raised again once the steps are kept, with that trajectory as its
+    ``partial`` attribute.
 
     Examples
     --------
@@ -339,7 +329,8 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
             raise SimulationError(f"the {method} method integrates the nonholonomic field; lambda0 is for vakonomic runs.")
         return simulate_structured(system, t_span, q0, qdot0, method=method, parameters=parameters, t_eval=t_eval,
                                    points=points, constraint_tol=constraint_tol, events=events,
-                                   dense_output=dense_output, inputs=inputs, trajectory=Trajectory, **options)
+                                   dense_output=dense_output, inputs=inputs, trajectory=Trajectory,
+                                   progress=progress, progress_stream=progress_stream, **options)
     if options.get("step") is not None:
         raise SimulationError(f"step is the fixed step of the variational and hamel methods; {method} chooses "
                               "its steps itself (use rtol/atol, or method='variational').")
@@ -354,6 +345,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     if method not in _METHODS and not isinstance(method, type):
         raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}, "
                               "variational or hamel.")
+    _check_tolerances(rtol, atol)
     if options.get("vectorized"):
         raise SimulationError("vectorized=True is not supported by the compiled right-hand side; leave it off.")
     p = compiled.parameter_vector(parameters)
@@ -382,38 +374,49 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     if projector is not None and (events is not None or dense_output or options):
         raise SimulationError("with holonomic constraints kept by projection, events, dense_output and extra "
                               "solver options are not available; pass project=False to integrate without it.")
+    if projector is not None and method not in ("DOP853", "RK45", "RK23"):
+        raise SimulationError(f"keeping holonomic constraints by projection needs a one-step explicit method; use "
+                              f"DOP853, RK45 or RK23 instead of {method!r} (or project=False).")
     stream = progress_stream or sys.stderr
     label = f"integrating {compiled.kind}"
     start = time.perf_counter()
-    if projector is not None:
-        wrapper = _Progress(rhs, t0, t1, stream, label) if progress else None
-        try:
-            with np.errstate(all="ignore"):
-                res = integrate_projected(wrapper or rhs, (t0, t1), y0, projector, method=method, rtol=rtol,
-                                          atol=atol, t_eval=t_eval)
-        except (ZeroDivisionError, OverflowError, ValueError) as exc:
-            raise IntegrationError(
-                f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}); the frame, the "
-                "Hessian or a coordinate chart is singular along the motion. Try another frame (another choice "
-                "of dependent velocities) or shorter times.") from exc
-        finally:
-            if wrapper is not None:
-                wrapper.close()
-        wall = time.perf_counter() - start
-        if res.status == -1:
-            raise IntegrationError(f"the integration stopped: {res.message} (reached t = "
-                                   f"{res.t[-1] if len(res.t) else t0:g}).")
-        return _single(compiled, res.t, res.y, p, pdict, inputs, res.sol, res.t_events, res.y_events,
-                       res.nfev, method, wall, res.message)
     from .switching import integrate_charts
 
     out = integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, method=method, rtol=rtol, atol=atol,
                            t_eval=t_eval, events=events, dense_output=dense_output, options=options,
-                           atlas=atlas, inputs=inputs,
+                           atlas=atlas, inputs=inputs, deadline=deadline, project=projector,
                            progress=_Reporter(t0, t1, stream, label) if progress else None)
     wall = time.perf_counter() - start
     if events is None:
         out["t_events"] = out["y_events"] = None
+    if out["error"] is not None or out["interruption"] is not None:
+        partial = _assemble(compiled, out, p, pdict, inputs, method, wall, dense_output)
+        if out["interruption"] is not None:
+            exc = out["interruption"]
+            exc.partial = partial
+            raise exc
+        exc = IntegrationError(out["error"])
+        exc.partial = partial
+        raise exc
+    return _assemble(compiled, out, p, pdict, inputs, method, wall, dense_output)
+
+
+def _check_tolerances(rtol, atol) -> None:
+    """Refuse tolerances the solvers cannot honour (scipy raises ``rtol`` below ``100 ε`` with a warning)."""
+    floor = 100 * np.finfo(float).eps
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        arr = np.asarray(value, dtype=float)
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise SimulationError(f"{name} must be a finite number >= 0, got {value!r}.")
+    if np.any(np.asarray(rtol, dtype=float) < floor):
+        raise SimulationError(f"rtol = {rtol!r} is below what double precision can deliver (100 x machine epsilon "
+                              f"= {floor:.3g}); the step size would collapse - give rtol >= {floor:.2g}, e.g. 1e-13.")
+
+
+def _assemble(compiled, out, p, pdict, inputs, method, wall, dense_output):
+    """The trajectory of :func:`integrate_charts`'s result (None if no output time was reached)."""
+    if sum(len(seg.t) for seg in out["segments"]) == 0:
+        return None
     if len(out["segments"]) == 1:
         seg = out["segments"][0]
         T, Y = seg.arrays(compiled.dim)

@@ -12,8 +12,20 @@ one's own allows:
   ``STALL_STEPS`` accepted steps in a row) or a state that is no longer finite is a singularity: the
   chart is changed if it is the frame's, otherwise the run stops with a one-line message (t, the
   state, the monitors);
+* a solver whose initial step size is not a number (``atol = 0`` with a state component that is 0:
+  scipy's error scale is then 0 and its step loop never ends) is stopped before its first step;
+* with a ``deadline`` (a ``time.monotonic()`` value: the command line's time budget), a run whose pace
+  over three consecutive seconds says it would need more than ``GRIND_FACTOR`` times the time left is
+  stopped at once with its steps kept, instead of grinding on until the budget runs out (a step size
+  that shrinks without end, e.g. a motion driven by ``exp(1000 t)``);
 * Ctrl-C (``KeyboardInterrupt``) ends the loop and keeps every accepted step: the result says
-  ``interrupted at t = …``;
+  ``interrupted at t = …``; any other interrupt that is not an ``Exception`` (the command line's time
+  budget raises one from SIGALRM) ends it the same way, and is handed back to be raised again;
+* a monitor's :class:`Stop` or a right-hand side that cannot be evaluated ends the loop with the steps
+  kept (status ``"stopped"``), so that the caller can report the motion computed so far;
+* with a ``project`` map (holonomic constraints kept by projection, :mod:`anholo.numerics.projection`)
+  the state is projected after every accepted step and the solver restarted from it (Hairer, Lubich &
+  Wanner 2006, §IV.4); the outputs are projected too;
 * progress on a stream about once a second.
 
 The output is a list of :class:`Segment` s, one per chart.
@@ -28,11 +40,15 @@ import numpy as np
 from scipy.integrate import DOP853, LSODA, RK23, RK45, BDF, OdeSolution, Radau
 from scipy.optimize import brentq
 
-__all__ = ["Segment", "run_steps", "SOLVERS", "STALL_STEP", "STALL_STEPS"]
+__all__ = ["Segment", "run_steps", "SOLVERS", "STALL_STEP", "STALL_STEPS", "GRIND_FACTOR"]
 
 SOLVERS = {"RK23": RK23, "RK45": RK45, "DOP853": DOP853, "Radau": Radau, "BDF": BDF, "LSODA": LSODA}
 STALL_STEP = 1e-9
 STALL_STEPS = 500
+#: With a deadline: stop when the run's pace says it needs more than GRIND_FACTOR times the time left.
+GRIND_FACTOR = 4.0
+#: ... for this many consecutive one-second looks.
+GRIND_LOOKS = 3
 _EPS = np.finfo(float).eps
 
 
@@ -90,18 +106,28 @@ def _roots(events, active, sol, t_old, t):
 
 
 def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=None, events=None,
-              dense_output: bool = False, options: dict | None = None, progress=None, monitor=None):
+              dense_output: bool = False, options: dict | None = None, progress=None, monitor=None,
+              deadline: float | None = None, project=None):
     """Integrate ``chart.rhs`` from ``(t0, y0)`` towards ``t1`` step by step (module docstring).
 
     ``monitor(chart, t, y, h)`` is called after every accepted step; it may raise :class:`Switch` (the
     loop returns with ``switch`` set) or :class:`Stop`.  Returns a dict with the :class:`Segment`, the
-    status (``"finished"``, ``"event"``, ``"switch"``, ``"interrupted"``, ``"failed"``), the message,
-    the events found ``(t_events, y_events)`` and, for a switch, the exception."""
+    status (``"finished"``, ``"event"``, ``"switch"``, ``"interrupted"``, ``"failed"`` (the solver
+    failed), ``"stopped"`` (a :class:`Stop` or an error of the right-hand side, in ``error``)), the
+    message, the events found ``(t_events, y_events)``, for a switch the exception, and for an
+    interrupt that is not Ctrl-C the exception (``interruption``) to be raised again by the caller."""
     solver_cls = SOLVERS.get(method, method) if isinstance(method, str) else method
     events = [] if events is None else [events] if callable(events) else list(events)
     terminal, direction = _event_props(events)
     seg = Segment(chart)
-    solver = solver_cls(chart.rhs, t0, np.asarray(y0, float), t1, rtol=rtol, atol=atol, **(options or {}))
+    extra = [0]
+    y0 = np.asarray(y0, float) if project is None else project(t0, np.asarray(y0, float))
+    try:
+        solver = solver_cls(chart.rhs, t0, y0, t1, rtol=rtol, atol=atol, **(options or {}))
+    except (ZeroDivisionError, OverflowError, ValueError) as exc:  # the right-hand side at the start
+        return {"segment": seg, "status": "stopped", "message": str(exc), "switch": None, "t": t0, "y": y0,
+                "t_events": [[] for _ in events], "y_events": [[] for _ in events], "solver": None,
+                "error": exc, "interruption": None}
     sign = solver.direction
     t_eval_i = 0
     if t_eval is not None:
@@ -117,11 +143,17 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
     t_events = [[] for _ in events]
     y_events = [[] for _ in events]
     status, message, switch, stop_t, y = None, "", None, None, None
+    error, interruption = None, None
     small = 0
     span = abs(t1 - t0)
     last_report = time.monotonic()
+    look = {"wall": last_report, "t": t0, "strikes": 0}
     steps = 0
     try:
+        h0 = getattr(solver, "h_abs", 1.0)
+        if h0 is not None and not np.isfinite(h0):
+            raise Stop(f"the initial step size is not a number at t = {t0:g}: with atol = 0 a state component "
+                       "that is 0 cannot be controlled by the relative tolerance alone; give a positive atol")
         while status is None:
             msg = solver.step()
             steps += 1
@@ -153,6 +185,17 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
                 status = "event"
             elif solver.status == "finished":
                 status = "finished"
+            if project is not None:  # back onto f(q, t) = 0, and the solver restarted from there
+                if sol is None and (t_eval is not None or dense_output):
+                    sol = solver.dense_output()  # the step's interpolant, before the restart changes its data
+                y = project(t, y)
+                if status is None:
+                    solver.y = y
+                    if hasattr(solver, "f"):
+                        solver.f = chart.rhs(t, y)
+                        extra[0] += 1
+                    if hasattr(solver, "K"):
+                        solver.K[0] = solver.f
             if t_eval is None:
                 seg.t.append(np.array([t]))
                 seg.y.append(np.asarray(y, float).reshape(-1, 1))
@@ -163,7 +206,11 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
                     if sol is None:
                         sol = solver.dense_output()
                     seg.t.append(step_t)
-                    seg.y.append(np.asarray(sol(step_t)).reshape(len(y), -1))
+                    out = np.asarray(sol(step_t)).reshape(len(y), -1)
+                    if project is not None:
+                        out = np.column_stack([y if tk == t else project(tk, out[:, i])
+                                               for i, tk in enumerate(step_t)])
+                    seg.y.append(out)
                     t_eval_i = new_i
             if dense_output:
                 seg.step_times.append(t)
@@ -177,16 +224,42 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
                 monitor(chart, t, y, h, small >= STALL_STEPS, solver)
             elif small >= STALL_STEPS:
                 raise Stop(f"the step size collapsed to {h:.3g} at t = {t:.10g}")
-            if progress is not None and steps % 32 == 0:
+            if (progress is not None or deadline is not None) and steps % 32 == 0:
                 now = time.monotonic()
                 if now - last_report > 1.0:
                     last_report = now
-                    progress(t)
+                    if progress is not None:
+                        progress(t)
+                    if deadline is not None:
+                        _pace(look, now, t, t1, h, deadline)
     except Switch as exc:
         status, switch, message = "switch", exc, exc.reason
+    except Stop as exc:
+        status, message, error = "stopped", str(exc), exc
+    except (ZeroDivisionError, OverflowError, ValueError) as exc:  # the right-hand side cannot be evaluated
+        status, message, error = "stopped", str(exc), exc
     except KeyboardInterrupt:
         status, message = "interrupted", "interrupted"
-    seg.nfev = solver.nfev
+    except BaseException as exc:  # another interrupt (the time budget's SIGALRM): keep the steps, raise it later
+        if isinstance(exc, (Exception, SystemExit, GeneratorExit)):
+            raise
+        status, message, interruption = "interrupted", "interrupted", exc
+    seg.nfev = solver.nfev + extra[0]
     t_end, y_end = (stop_t, y) if status == "event" else (solver.t, solver.y)
     return {"segment": seg, "status": status, "message": message, "switch": switch, "t": t_end,
-            "y": y_end, "t_events": t_events, "y_events": y_events, "solver": solver}
+            "y": y_end, "t_events": t_events, "y_events": y_events, "solver": solver, "error": error,
+            "interruption": interruption}
+
+
+def _pace(look: dict, now: float, t: float, t1: float, h: float, deadline: float) -> None:
+    """Raise :class:`Stop` when, for GRIND_LOOKS looks in a row, the time still needed at the pace of the last
+    look (integration time per second of wall time) exceeds GRIND_FACTOR times the time left."""
+    dt, dwall = abs(t - look["t"]), now - look["wall"]
+    look["t"], look["wall"] = t, now
+    left = max(deadline - now, 1e-3)
+    need = abs(t1 - t) * dwall / dt if dt > 0 else float("inf")
+    look["strikes"] = look["strikes"] + 1 if need > GRIND_FACTOR * left else 0
+    if look["strikes"] >= GRIND_LOOKS:
+        raise Stop(f"the step size collapsed to {h:.3g} at t = {t:.10g}: at this pace the run would need about "
+                   f"{need:.3g} s more, over {GRIND_FACTOR:g} times the {left:.3g} s left of its time budget "
+                   "(a motion that runs away, or a tolerance too tight; raise the budget or shorten the time)")

@@ -8,6 +8,7 @@ see :mod:`anholo.numerics.variational`); docs/integrators.rst.
 
 from __future__ import annotations
 
+import sys
 import time as _time
 from typing import Mapping, Sequence
 
@@ -61,7 +62,12 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
     point), sampled as described in the module docstring.  Returns a
     :class:`~anholo.numerics.integrate.Trajectory` (the class is passed as ``trajectory`` by
     :func:`~anholo.numerics.integrate.simulate`) whose ``nfev`` counts evaluations of the compiled step
-    function (one per Newton iteration).
+    function (one per Newton iteration).  ``progress=True`` reports ``t`` on stderr (or ``progress_stream``)
+    about once a second.
+
+    A run that ends early keeps its steps: Ctrl-C returns the trajectory up to the last completed step
+    (``message`` ``"interrupted at t = …"``); a failed Newton step or another interrupt (the command line's
+    time budget) is raised with that trajectory as its ``partial`` attribute (``"stopped at t = …"``).
 
     Raises
     ------
@@ -73,7 +79,10 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
     if method not in STRUCTURED_METHODS:
         raise SimulationError(f"unknown structure-preserving method {method!r}; use one of "
                               f"{', '.join(STRUCTURED_METHODS)}.")
-    ignored = ("rtol", "atol", "progress", "progress_stream", "project")  # adaptive-step options, not used
+    progress = options.pop("progress", False)
+    stream = options.pop("progress_stream", None)
+    options.pop("deadline", None)  # the fixed grid's cost is known in advance: no pace check
+    ignored = ("rtol", "atol", "project")  # adaptive-step options, not used
     bad = sorted(k for k, v in options.items() if k not in ignored and (v is not None and v is not False and
                                                                          not (isinstance(v, Mapping) and not v)))
     if bad:
@@ -94,12 +103,17 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
         raise InitialStateError(f"expected {mech.n} initial coordinates and velocities "
                                 f"({', '.join(mech.coordinate_names)}), got {q0.size} and {qdot0.size}.")
     check_initial(mech, p, q0, qdot0, t0, constraint_tol)
+    from .integrate import _Reporter
+
     start = _time.perf_counter()
+    reporter = _Reporter(t0, t1, stream or sys.stderr, f"integrating ({method}, step {h:g})") if progress else None
     with np.errstate(all="ignore"):
-        if method == "variational":
-            grid_t, Qs, Ps, V, evals = integrate_dla(mech, p, t0, h, nsteps, q0, qdot0)
-        else:
-            grid_t, Qs, Ps, V, evals = integrate_hamel(mech, p, t0, h, nsteps, q0, qdot0)
+        integrate = integrate_dla if method == "variational" else integrate_hamel
+        try:
+            grid_t, Qs, Ps, V, evals, stop = integrate(mech, p, t0, h, nsteps, q0, qdot0, progress=reporter)
+        finally:
+            if reporter is not None:
+                reporter.close()
         buf = _Buffers(mech.n, p)
 
         def velocity_at(j):
@@ -111,10 +125,35 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
         t_out = grid_t if t_eval is None else np.asarray(t_eval, dtype=float)
         if t_out.size and (t_out.min() < t0 - 1e-12 * max(1, abs(t0)) or t_out.max() > t1 + 1e-12 * max(1, abs(t1))):
             raise SimulationError(f"output times must lie in [{t0:g}, {t1:g}].")
-        Qo, Uo = sample(mech, p, grid_t, Qs, Ps, V, t_out, velocity_at)
+        if stop is not None:  # the steps done: output up to the last grid point reached, and that point
+            t_out = t_out[t_out <= grid_t[-1] + 1e-12 * max(1.0, abs(grid_t[-1]))]
+            if not t_out.size or t_out[-1] < grid_t[-1] - 1e-12 * max(1.0, abs(grid_t[-1])):
+                t_out = np.append(t_out, grid_t[-1])
+        if len(grid_t) == 1:
+            Qo, Uo = Qs[:1].T.copy(), np.asarray(qdot0, float).reshape(-1, 1)
+            t_out = grid_t
+        else:
+            Qo, Uo = sample(mech, p, grid_t, Qs, Ps, V, t_out, velocity_at)
     wall = _time.perf_counter() - start
-    if not (np.all(np.isfinite(Qo)) and np.all(np.isfinite(Uo))):
-        raise IntegrationError("the motion became non-finite; take a smaller step.")
-    return trajectory(t=t_out, states=np.vstack([Qo, Uo]), q=Qo, qdot=Uo, multipliers=np.zeros((0, len(t_out))),
+    finite = np.all(np.isfinite(Qo), axis=0) & np.all(np.isfinite(Uo), axis=0)
+    if not finite.all() and stop is None:
+        stop = IntegrationError(f"the motion became non-finite at t = {t_out[int(np.argmin(finite))]:g}; take a "
+                                "smaller step.")
+    if not finite.all():
+        keep = int(np.argmin(finite))
+        t_out, Qo, Uo = t_out[:keep], Qo[:, :keep], Uo[:, :keep]
+    done = len(grid_t) - 1
+    reached = float(grid_t[-1])
+    if stop is None:
+        message = f"{nsteps} steps of {h:g}"
+    elif isinstance(stop, KeyboardInterrupt):
+        message = f"interrupted at t = {reached:.10g} ({done} of {nsteps} steps of {h:g})"
+    else:
+        message = f"stopped at t = {reached:.10g} ({done} of {nsteps} steps of {h:g})"
+    traj = trajectory(t=t_out, states=np.vstack([Qo, Uo]), q=Qo, qdot=Uo, multipliers=np.zeros((0, len(t_out))),
                       system=mech, parameters=dict(zip(mech.parameters, p)), nfev=evals, method=method,
-                      wall_time=wall, message=f"{nsteps} steps of {h:g}")
+                      wall_time=wall, message=message) if len(t_out) else None
+    if stop is None or isinstance(stop, KeyboardInterrupt):
+        return traj
+    stop.partial = traj  # a failed step or another interrupt (the time budget): raised with the steps done
+    raise stop

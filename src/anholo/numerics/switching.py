@@ -73,7 +73,7 @@ def _params(compiled, p) -> dict:
 
 
 def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol, t_eval, events, dense_output,
-                     options, atlas, inputs, progress) -> dict:
+                     options, atlas, inputs, progress, deadline=None, project=None) -> dict:
     """Integrate from ``y0`` (the state of ``compiled``) over ``[t0, t1]``, changing chart when the monitors
     say so (module docstring).  Returns ``{"segments", "t_events", "y_events", "nfev", "message", "notes"}``.
 
@@ -83,6 +83,8 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         A singular motion (with t, the state and why), or a failure of the solver.
     """
     params = {**pdict}
+    if project is not None:
+        atlas = None
     if atlas is not None and inputs and getattr(compiled, "control_names", ()):
         atlas = None  # Maggi's route does not simulate control inputs: watch, but do not switch
     if atlas is not None and compiled.kind != ("nonholonomic" if atlas.k else "euler-lagrange"):
@@ -181,21 +183,12 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
     y_events = [[] for _ in t_events]
     nfev, message = 0, ""
     t_start, y_start = t0, np.asarray(y0, float)
+    error = None
     while True:
-        try:
-            with np.errstate(all="ignore"):
-                res = run_steps(chart, t_start, y_start, t1, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
-                                events=_in_chart(events, chart), dense_output=dense_output, options=options, progress=progress,
-                                monitor=monitor)
-        except Stop as exc:
-            _close(progress)
-            raise IntegrationError(f"the integration stopped: {exc}.") from None
-        except (ZeroDivisionError, OverflowError, ValueError) as exc:
-            _close(progress)
-            raise IntegrationError(
-                f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}) after "
-                f"{describe(chart, last['t'], last['y'])}; the frame, the Hessian or a coordinate chart is "
-                "singular along the motion.") from exc
+        with np.errstate(all="ignore"):
+            res = run_steps(chart, t_start, y_start, t1, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                            events=_in_chart(events, chart), dense_output=dense_output, options=options,
+                            progress=progress, monitor=monitor, deadline=deadline, project=project)
         seg = res["segment"]
         seg.t_end = res["t"]
         nfev += seg.nfev
@@ -232,11 +225,26 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             watch["since"], watch["h"] = CHECK_EVERY, float("inf")
             continue
         if status == "failed":
-            _close(progress)
-            raise IntegrationError(f"the integration stopped: {res['message']} {describe(chart, res['t'], res['y'])}"
-                                   "; the frame, the Hessian or a coordinate chart is singular there.")
-        if status == "interrupted":
-            message = f"interrupted at t = {last['t']:.10g}"
+            error = (f"the integration stopped: {res['message']} {describe(chart, res['t'], res['y'])}; the frame, "
+                     "the Hessian or a coordinate chart is singular there.")
+            _keep_finite(seg, last["t"], np.sign(t1 - t0))
+            _append_last(seg, last["t"], last["y"], np.sign(t1 - t0))
+            message = f"stopped at t = {seg.t_end:.10g}"
+        elif status == "stopped":
+            exc = res["error"]
+            if isinstance(exc, Stop):
+                error = f"the integration stopped: {exc}."
+            else:
+                error = (f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}) after "
+                         f"{describe(chart, last['t'], last['y'])}; the frame, the Hessian or a coordinate chart is "
+                         "singular along the motion.")
+            _keep_finite(seg, last["t"], np.sign(t1 - t0))
+            _append_last(seg, last["t"], last["y"], np.sign(t1 - t0))
+            message = f"stopped at t = {seg.t_end:.10g}"
+        elif status == "interrupted":
+            if res["solver"] is not None and np.all(np.isfinite(res["y"])):
+                _append_last(seg, res["t"], res["y"], np.sign(t1 - t0))  # the last accepted step
+            message = f"interrupted at t = {seg.t_end:.10g}"
         elif status == "event":
             message = f"stopped by an event at t = {seg.t_end:.10g}"
         else:
@@ -244,7 +252,36 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         break
     _close(progress)
     return {"segments": segments, "t_events": [np.array(x) for x in t_events],
-            "y_events": [np.array(x) for x in y_events], "nfev": nfev, "message": message, "notes": notes}
+            "y_events": [np.array(x) for x in y_events], "nfev": nfev, "message": message, "notes": notes,
+            "error": error, "interruption": res.get("interruption")}
+
+
+def _append_last(seg, t, y, sign) -> None:
+    """After a run that ended early: its last good (accepted) state as the last output, if later than the
+    last output time (with output times, the motion up to the last accepted step is kept)."""
+    y = np.asarray(y, float)
+    if not np.all(np.isfinite(y)):
+        return
+    if seg.t and sign * float(np.atleast_1d(seg.t[-1])[-1]) >= sign * t:
+        seg.t_end = float(np.atleast_1d(seg.t[-1])[-1])
+        return
+    seg.t.append(np.array([float(t)]))
+    seg.y.append(y.reshape(-1, 1).copy())
+    seg.t_end = float(t)
+
+
+def _keep_finite(seg, t_good, sign) -> None:
+    """After a stop: keep the outputs up to the last good state ``t_good`` and drop any that are not finite."""
+    _trim(seg, t_good, sign)
+    keep_t, keep_y = [], []
+    for t, y in zip(seg.t, seg.y):
+        y = np.asarray(y, float)
+        mask = np.all(np.isfinite(y), axis=0)
+        if mask.any():
+            keep_t.append(np.atleast_1d(t)[mask])
+            keep_y.append(y[:, mask])
+    seg.t, seg.y = keep_t, keep_y
+    seg.t_end = float(keep_t[-1][-1]) if keep_t else seg.t_end
 
 
 def _in_chart(events, chart):

@@ -54,7 +54,7 @@ from ..algebra.engine import engine_diff, se, to_engine
 from ..errors import (InitialStateError, IntegrationError, MissingParameterError, NonlinearConstraintError,
                       SimulationError)
 
-__all__ = ["DiscreteMechanics", "discrete_mechanics", "DLAStepper", "integrate_dla"]
+__all__ = ["DiscreteMechanics", "discrete_mechanics", "DLAStepper", "integrate_dla", "march"]
 
 _NEWTON_TOL = 1e-9  # on |Newton update of q| (2-norm), relative to 1 + max|q|; its error is quadratic
 _NEWTON_MAX = 25
@@ -488,9 +488,43 @@ def sample(mech, p, grid_t, Qs, Ps, Vs, t_out, velocity_at) -> tuple:
     return Qo, Uo
 
 
-def integrate_dla(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0) -> tuple:
+def march(step, Qs, Ps, V, t0: float, h: float, nsteps: int, prev, progress=None) -> tuple:
+    """Run ``nsteps`` fixed steps ``(q_{j+1}, p_{j+1}) = step(q_j, p_j, t_j, guess)`` into the rows of ``Qs``,
+    ``Ps`` (row 0 given) and the midpoint velocities ``V``, with the guess ``2 q_j − q_{j−1}``.
+
+    Returns ``(done, stop)``: the number of steps completed and None, or the exception that ended the run
+    early with every completed step kept — an :class:`~anholo.errors.IntegrationError` of a step, Ctrl-C
+    (``KeyboardInterrupt``) or another interrupt that is not an ``Exception`` (the command line's time
+    budget).  ``progress(t)`` is called about once a second."""
+    import time
+
+    last = time.monotonic()
+    done = 0
+    try:
+        for j in range(nsteps):
+            q = Qs[j]
+            Qs[j + 1], Ps[j + 1] = step(q, Ps[j], t0 + j * h, 2 * q - prev)
+            V[j] = (Qs[j + 1] - q) / h
+            prev = q
+            done = j + 1
+            if progress is not None and j % 64 == 63:
+                now = time.monotonic()
+                if now - last > 1.0:
+                    last = now
+                    progress(t0 + (j + 1) * h)
+        return nsteps, None
+    except IntegrationError as exc:
+        return done, exc
+    except BaseException as exc:
+        if isinstance(exc, (Exception, SystemExit, GeneratorExit)):
+            raise
+        return done, exc  # Ctrl-C or the time budget: the completed steps are kept
+
+
+def integrate_dla(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0, progress=None) -> tuple:
     """The grid ``t_k``, positions ``q_k`` and momenta ``p_k`` (rows), the midpoint velocities
-    ``v_k = (q_{k+1} − q_k)/h`` and the number of evaluations of the discrete Lagrange–d'Alembert scheme."""
+    ``v_k = (q_{k+1} − q_k)/h``, the number of evaluations of the discrete Lagrange–d'Alembert scheme, and
+    None or the exception that ended the run early (:func:`march`; the arrays then hold the steps done)."""
     stepper = DLAStepper(mech, p, h)
     buf = _Buffers(mech.n, p)
     Qs = np.empty((nsteps + 1, mech.n))
@@ -498,12 +532,6 @@ def integrate_dla(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, 
     V = np.empty((nsteps, mech.n))
     Qs[0] = q0
     Ps[0] = mech.terms(buf.at(q0, qdot0, t0))[0]
-    prev = q0 - h * qdot0
-    for j in range(nsteps):
-        q, pk = Qs[j], Ps[j]
-        guess = 2 * q - prev
-        Qs[j + 1], Ps[j + 1] = stepper.step(q, pk, t0 + j * h, guess)
-        V[j] = (Qs[j + 1] - q) / h
-        prev = q
-    grid_t = t0 + h * np.arange(nsteps + 1)
-    return grid_t, Qs, Ps, V, stepper.evaluations + 1
+    done, stop = march(stepper.step, Qs, Ps, V, t0, h, nsteps, q0 - h * qdot0, progress)
+    grid_t = t0 + h * np.arange(done + 1)
+    return grid_t, Qs[:done + 1], Ps[:done + 1], V[:done], stepper.evaluations + 1, stop
