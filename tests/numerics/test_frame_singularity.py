@@ -187,8 +187,10 @@ def test_keyboard_interrupt_keeps_the_motion(veselova, monkeypatch):
     assert 0 < traj.t[-1] <= t_int < 10.0
     monkeypatch.undo()
     full = simulate(c, 10.0, Q0, QDOT0, points=1001, atlas=atlas)
-    assert np.array_equal(traj.q, full.q[:, :len(traj.t)])
-    assert np.allclose(traj.qdot, full.qdot[:, :len(traj.t)], rtol=1e-14, atol=0)
+    k = len(traj.t) - 1  # the output times reached, then the last accepted step (at t_int) is kept too
+    assert traj.t[-1] == t_int and np.array_equal(traj.t[:k], full.t[:k])
+    assert np.array_equal(traj.q[:, :k], full.q[:, :k])
+    assert np.allclose(traj.qdot[:, :k], full.qdot[:, :k], rtol=1e-14, atol=0)
 
 
 # --- the command line ---------------------------------------------------------------------------------

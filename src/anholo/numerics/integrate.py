@@ -29,6 +29,7 @@ from scipy.integrate import solve_ivp
 from ..errors import IntegrationError, SimulationError
 from .compile import CompiledSystem, compile_system
 from .monitors import energy
+from .stepping import Reporter as _Reporter
 from .monitors import energy_drift
 from .monitors import constraint_residuals
 
@@ -212,25 +213,6 @@ class Trajectory:
     def __repr__(self):
         return (f"Trajectory({self.kind}, {len(self.t)} points, t in [{self.t[0]:g}, {self.t[-1]:g}], "
                 f"nfev={self.nfev}, method={self.method})")
-
-
-class _Reporter:
-    """Progress of the step loop (:mod:`anholo.numerics.stepping`): ``t`` on a stream, about once a second."""
-
-    def __init__(self, t0: float, t1: float, stream, label: str):
-        self.t0, self.t1, self.stream, self.label = t0, t1, stream, label
-        self.shown = False
-
-    def __call__(self, t):
-        frac = (t - self.t0) / (self.t1 - self.t0)
-        print(f"\r{self.label}: t = {t:.6g} of {self.t1:g} ({100 * frac:.0f}%)", end="", file=self.stream,
-              flush=True)
-        self.shown = True
-
-    def close(self):
-        if self.shown:
-            print(file=self.stream, flush=True)
-            self.shown = False
 
 
 def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | None = None, *,

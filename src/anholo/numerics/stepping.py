@@ -8,8 +8,9 @@ one's own allows:
 
 * after every accepted step a *monitor* looks at the chart (:mod:`anholo.numerics.charts`): when the
   frame or the pivot degenerates, the motion continues from the state reached in a better chart;
-* a step size that collapses (the integrator grinding, ``h < STALL_STEP · |t1 − t0|`` for
-  ``STALL_STEPS`` accepted steps in a row) or a state that is no longer finite is a singularity: the
+* a step size that collapses (the integrator grinding, ``h < STALL_STEP · |t1 − t0|`` and
+  ``h < COLLAPSE · h_max``, the largest step of the run, for ``STALL_STEPS`` accepted steps in a row:
+  a long run whose steps are all short is not a collapse) or a state that is no longer finite is a singularity: the
   chart is changed if it is the frame's, otherwise the run stops with a one-line message (t, the
   state, the monitors);
 * a solver whose initial step size is not a number (``atol = 0`` with a state component that is 0:
@@ -49,6 +50,8 @@ STALL_STEPS = 500
 GRIND_FACTOR = 4.0
 #: ... for this many consecutive one-second looks.
 GRIND_LOOKS = 3
+#: Such a stop is called a collapse of the step size if the step is below COLLAPSE times the largest one taken.
+COLLAPSE = 1e-3
 _EPS = np.finfo(float).eps
 
 
@@ -147,7 +150,7 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
     small = 0
     span = abs(t1 - t0)
     last_report = time.monotonic()
-    look = {"wall": last_report, "t": t0, "strikes": 0}
+    look = {"wall": last_report, "t": t0, "strikes": 0, "h_max": 0.0}
     steps = 0
     try:
         h0 = getattr(solver, "h_abs", 1.0)
@@ -219,7 +222,9 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
                 break
             # --- the chart's health ---
             h = abs(t - t_old)
-            small = small + 1 if h < STALL_STEP * max(span, abs(t)) else 0
+            if h > look["h_max"]:
+                look["h_max"] = h
+            small = small + 1 if h < STALL_STEP * max(span, abs(t)) and h < COLLAPSE * look["h_max"] else 0
             if monitor is not None:
                 monitor(chart, t, y, h, small >= STALL_STEPS, solver)
             elif small >= STALL_STEPS:
@@ -260,6 +265,30 @@ def _pace(look: dict, now: float, t: float, t1: float, h: float, deadline: float
     need = abs(t1 - t) * dwall / dt if dt > 0 else float("inf")
     look["strikes"] = look["strikes"] + 1 if need > GRIND_FACTOR * left else 0
     if look["strikes"] >= GRIND_LOOKS:
-        raise Stop(f"the step size collapsed to {h:.3g} at t = {t:.10g}: at this pace the run would need about "
-                   f"{need:.3g} s more, over {GRIND_FACTOR:g} times the {left:.3g} s left of its time budget "
-                   "(a motion that runs away, or a tolerance too tight; raise the budget or shorten the time)")
+        pace = (f"at this pace the run would need about {need:.3g} s more, over {GRIND_FACTOR:g} times the "
+                f"{left:.3g} s left of its time budget")
+        if h < COLLAPSE * look["h_max"]:
+            raise Stop(f"the step size collapsed to {h:.3g} (from {look['h_max']:.3g}) at t = {t:.10g}: {pace} (a "
+                       "motion that runs away or blows up, or a tolerance too tight; shorten the time or check the "
+                       "inputs and parameters)")
+        raise Stop(f"the run is too long for its time budget: at t = {t:.10g}, {pace}; raise the budget or "
+                   "shorten the time")
+
+
+class Reporter:
+    """Progress of the step loop (:mod:`anholo.numerics.stepping`): ``t`` on a stream, about once a second."""
+
+    def __init__(self, t0: float, t1: float, stream, label: str):
+        self.t0, self.t1, self.stream, self.label = t0, t1, stream, label
+        self.shown = False
+
+    def __call__(self, t):
+        frac = (t - self.t0) / (self.t1 - self.t0)
+        print(f"\r{self.label}: t = {t:.6g} of {self.t1:g} ({100 * frac:.0f}%)", end="", file=self.stream,
+              flush=True)
+        self.shown = True
+
+    def close(self):
+        if self.shown:
+            print(file=self.stream, flush=True)
+            self.shown = False

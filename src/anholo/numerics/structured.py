@@ -103,7 +103,7 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
         raise InitialStateError(f"expected {mech.n} initial coordinates and velocities "
                                 f"({', '.join(mech.coordinate_names)}), got {q0.size} and {qdot0.size}.")
     check_initial(mech, p, q0, qdot0, t0, constraint_tol)
-    from .integrate import _Reporter
+    from .stepping import Reporter as _Reporter
 
     start = _time.perf_counter()
     reporter = _Reporter(t0, t1, stream or sys.stderr, f"integrating ({method}, step {h:g})") if progress else None

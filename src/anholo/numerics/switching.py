@@ -229,7 +229,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                      "the Hessian or a coordinate chart is singular there.")
             _keep_finite(seg, last["t"], np.sign(t1 - t0))
             _append_last(seg, last["t"], last["y"], np.sign(t1 - t0))
-            message = f"stopped at t = {seg.t_end:.10g}"
+            message = f"stopped at t = {float(seg.t_end)!r}"
         elif status == "stopped":
             exc = res["error"]
             if isinstance(exc, Stop):
@@ -240,11 +240,11 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                          "singular along the motion.")
             _keep_finite(seg, last["t"], np.sign(t1 - t0))
             _append_last(seg, last["t"], last["y"], np.sign(t1 - t0))
-            message = f"stopped at t = {seg.t_end:.10g}"
+            message = f"stopped at t = {float(seg.t_end)!r}"
         elif status == "interrupted":
             if res["solver"] is not None and np.all(np.isfinite(res["y"])):
                 _append_last(seg, res["t"], res["y"], np.sign(t1 - t0))  # the last accepted step
-            message = f"interrupted at t = {seg.t_end:.10g}"
+            message = f"interrupted at t = {float(seg.t_end)!r}"
         elif status == "event":
             message = f"stopped by an event at t = {seg.t_end:.10g}"
         else:
