@@ -320,3 +320,29 @@ def test_fixed_step_run_derives_no_ode_field(capsys, monkeypatch):
                          "--method", "variational", "--step", 0.01, "--quiet")
     assert code == 0, err
     assert "deriving" not in err
+
+
+def test_integrate_projected_keeps_its_steps_on_ctrl_c():
+    """The projection route's own entry point: a pendulum in natural velocities on x² + y² = 1 (x down,
+    ``ẍ = g − λx``, ``ÿ = −λy``, ``λ = ẋ² + ẏ² + g x``), interrupted; the steps kept agree with ``φ̈ = −g sin φ``."""
+    from anholo.numerics.projection import Projector, integrate_projected
+
+    g, phi0, calls = 9.81, 0.4, {"n": 0}
+
+    def rhs(t, s):
+        calls["n"] += 1
+        if calls["n"] > 2000:
+            raise KeyboardInterrupt
+        x, y, u, v = s
+        lam = u * u + v * v + g * x
+        return np.array([u, v, g - lam * x, -lam * y])
+
+    proj = Projector(f=lambda t, q: np.array([q[0]**2 + q[1]**2 - 1]), jac=lambda t, q: np.array([[2 * q[0], 2 * q[1]]]),
+                     ft=lambda t, q: np.array([0.0]), n=2, velocities=True)
+    res = integrate_projected(rhs, (0, 100), [math.cos(phi0), math.sin(phi0), 0, 0], proj,
+                              t_eval=np.linspace(0, 100, 1001))
+    assert res.status == 1 and res.message.startswith("interrupted at t = ")
+    assert 1 < len(res.t) < 1001 and res.t[-1] == float(res.message.split("= ")[1]) and res.max_residual < 1e-14
+    sol = solve_ivp(lambda t, s: [s[1], -g * math.sin(s[0])], (0, res.t[-1]), [phi0, 0], t_eval=res.t, rtol=1e-12,
+                    atol=1e-12, method="DOP853")
+    assert np.max(np.abs(res.y[:2] - np.vstack([np.cos(sol.y[0]), np.sin(sol.y[0])]))) < 1e-8

@@ -91,68 +91,54 @@ class ProjectedResult:
 
 
 def integrate_projected(rhs, t_span, y0, project: Projector, *, method: str = "DOP853", rtol: float = 1e-10,
-                        atol: float = 1e-12, t_eval=None, max_steps: int = 10_000_000) -> ProjectedResult:
+                        atol: float = 1e-12, t_eval=None, progress=None, deadline=None) -> ProjectedResult:
     """Integrate ``y' = rhs(t, y)`` projecting onto the holonomic constraints after every step (module docstring).
 
+    The steps are those of the step loop of :mod:`anholo.numerics.stepping` (the projection is its
+    ``project`` hook), so a run here has what every run has: Ctrl-C keeps the steps taken (``status`` 1,
+    ``message`` ``"interrupted at t = …"``), a collapse of the step size, a state that is not finite or a
+    right-hand side that cannot be evaluated stops the run with its steps kept (``status`` −1 and why),
+    progress (``progress(t)``) and the pace check of a ``deadline``.
+
     Returns a :class:`ProjectedResult` with the outputs at ``t_eval`` (default: every step) and
-    ``max_residual``, the largest ``|f(q, t)|`` at the accepted (projected) steps.
+    ``max_residual``, the largest ``|f(q, t)|`` at the outputs.
     """
+    from .stepping import Stop, append_last, run_steps
+
     if method not in _SOLVERS:
         raise IntegrationError(f"keeping holonomic constraints needs a one-step explicit method; use one of "
                                f"{', '.join(_SOLVERS)} (or project=False).")
     t0, t1 = float(t_span[0]), float(t_span[1])
-    nfev = [0]
 
-    def fun(t, y):
-        nfev[0] += 1
-        return rhs(t, y)
+    class _Chart:
+        first = True
 
-    y = project(t0, np.asarray(y0, float))
-    solver = _SOLVERS[method](fun, t0, y, t1, rtol=rtol, atol=atol)
-    ts, ys = [t0], [y.copy()]
-    out_t = None if t_eval is None else np.asarray(t_eval, float)
-    direction = np.sign(t1 - t0)
-    k = 0
-    if out_t is not None:
-        res_t, res_y = [], []
-        while k < len(out_t) and (out_t[k] - t0) * direction <= 0:
-            res_t.append(out_t[k])
-            res_y.append(y.copy())
-            k += 1
-    worst = project.residual(t0, y[:project.n])
-    steps = 0
-    status, message = 0, "The solver successfully reached the end of the integration interval."
-    while solver.status == "running":
-        t_prev = solver.t
-        msg = solver.step()
-        steps += 1
-        if solver.status == "failed":
-            status, message = -1, msg or "step failed"
-            break
-        interp = solver.dense_output() if out_t is not None else None
-        y_new = project(solver.t, solver.y)
-        worst = max(worst, project.residual(solver.t, y_new[:project.n]))
-        if out_t is not None:
-            while k < len(out_t) and (out_t[k] - solver.t) * direction <= 0:
-                tk = out_t[k]
-                res_t.append(tk)
-                res_y.append(y_new.copy() if tk == solver.t else project(tk, interp(tk)))
-                k += 1
-        else:
-            ts.append(solver.t)
-            ys.append(y_new.copy())
-        if solver.status == "running":
-            # restart from the projected state (the derivative cached by the method is refreshed)
-            solver.y = y_new
-            if hasattr(solver, "f"):
-                solver.f = fun(solver.t, y_new)
-            if hasattr(solver, "K"):
-                solver.K[0] = solver.f
-        if steps > max_steps or solver.t == t_prev:
-            status, message = -1, "too many steps"
-            break
-    if out_t is None:
-        T, Y = np.array(ts), np.array(ys).T
+    chart = _Chart()
+    chart.rhs = rhs
+
+    def monitor(ch, t, y, h, stalled, solver):
+        if not np.all(np.isfinite(y)):
+            raise Stop(f"the state is no longer finite at t = {t:.10g}")
+        if stalled:
+            raise Stop(f"the step size collapsed to {h:.3g} at t = {t:.10g}")
+
+    with np.errstate(all="ignore"):
+        res = run_steps(chart, t0, y0, t1, method=method, rtol=rtol, atol=atol, t_eval=t_eval, progress=progress,
+                        monitor=monitor, deadline=deadline, project=project)
+    seg = res["segment"]
+    if res["status"] == "interrupted" and res["solver"] is not None:
+        append_last(seg, res["t"], res["y"], np.sign(t1 - t0))  # the last accepted step
+    T, Y = seg.arrays(len(np.asarray(y0)))
+    keep = np.all(np.isfinite(Y), axis=0)
+    T, Y = T[keep], Y[:, keep]
+    status = {"finished": 0, "interrupted": 1}.get(res["status"], -1)
+    if res["status"] == "finished":
+        message = "The solver successfully reached the end of the integration interval."
+    elif res["status"] == "interrupted":
+        message = f"interrupted at t = {float(res['t'])!r}"
+        if res["interruption"] is not None:
+            raise res["interruption"]
     else:
-        T, Y = np.array(res_t), (np.array(res_y).T if res_y else np.zeros((len(y), 0)))
-    return ProjectedResult(T, Y, status, message, nfev[0], max_residual=worst)
+        message = str(res["message"]) or "step failed"
+    worst = max((project.residual(t, y[:project.n]) for t, y in zip(T, Y.T)), default=0.0)
+    return ProjectedResult(T, Y, status, message, seg.nfev, max_residual=worst)

@@ -275,6 +275,20 @@ def _pace(look: dict, now: float, t: float, t1: float, h: float, deadline: float
                    "shorten the time")
 
 
+def append_last(seg, t, y, sign) -> None:
+    """After a run that ended early: its last good (accepted) state as the last output, if later than the
+    last output time (with output times, the motion up to the last accepted step is kept)."""
+    y = np.asarray(y, float)
+    if not np.all(np.isfinite(y)):
+        return
+    if seg.t and sign * float(np.atleast_1d(seg.t[-1])[-1]) >= sign * t:
+        seg.t_end = float(np.atleast_1d(seg.t[-1])[-1])
+        return
+    seg.t.append(np.array([float(t)]))
+    seg.y.append(y.reshape(-1, 1).copy())
+    seg.t_end = float(t)
+
+
 class Reporter:
     """Progress of the step loop (:mod:`anholo.numerics.stepping`): ``t`` on a stream, about once a second."""
 

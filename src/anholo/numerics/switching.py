@@ -18,7 +18,10 @@ and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
    state, and why.
 
 Without an atlas (a compiled field alone) nothing is switched: a collapse of the step size stops the
-run with the same kind of message instead of grinding on.  Ctrl-C keeps the motion computed so far.
+run with the same kind of message instead of grinding on.  Nothing computed is lost: Ctrl-C (and any
+other interrupt) keeps the motion up to the last accepted step, and a run that stops (a singular motion,
+a failure of the solver) returns its motion up to the last good state with the reason in ``error``, for
+:func:`~anholo.numerics.integrate.simulate` to raise with that motion attached.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 
 from ..errors import IntegrationError, SimulationError
 from .charts import FRAME_SWITCH, PIVOT_SWITCH, SINGULAR_MASS, frame_condition
-from .stepping import Stop, Switch, run_steps
+from .stepping import Stop, Switch, append_last as _append_last, run_steps
 
 __all__ = ["integrate_charts", "START_FACTOR"]
 
@@ -235,9 +238,9 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             if isinstance(exc, Stop):
                 error = f"the integration stopped: {exc}."
             else:
-                error = (f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}) after "
-                         f"{describe(chart, last['t'], last['y'])}; the frame, the Hessian or a coordinate chart is "
-                         "singular along the motion.")
+                error = (f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}) beyond "
+                         f"the last good state {describe(chart, last['t'], last['y'])}; the frame, the Hessian, a "
+                         "coordinate chart or an input is singular along the motion.")
             _keep_finite(seg, last["t"], np.sign(t1 - t0))
             _append_last(seg, last["t"], last["y"], np.sign(t1 - t0))
             message = f"stopped at t = {float(seg.t_end)!r}"
@@ -254,20 +257,6 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
     return {"segments": segments, "t_events": [np.array(x) for x in t_events],
             "y_events": [np.array(x) for x in y_events], "nfev": nfev, "message": message, "notes": notes,
             "error": error, "interruption": res.get("interruption")}
-
-
-def _append_last(seg, t, y, sign) -> None:
-    """After a run that ended early: its last good (accepted) state as the last output, if later than the
-    last output time (with output times, the motion up to the last accepted step is kept)."""
-    y = np.asarray(y, float)
-    if not np.all(np.isfinite(y)):
-        return
-    if seg.t and sign * float(np.atleast_1d(seg.t[-1])[-1]) >= sign * t:
-        seg.t_end = float(np.atleast_1d(seg.t[-1])[-1])
-        return
-    seg.t.append(np.array([float(t)]))
-    seg.y.append(y.reshape(-1, 1).copy())
-    seg.t_end = float(t)
 
 
 def _keep_finite(seg, t_good, sign) -> None:
