@@ -346,3 +346,21 @@ def test_integrate_projected_keeps_its_steps_on_ctrl_c():
     sol = solve_ivp(lambda t, s: [s[1], -g * math.sin(s[0])], (0, res.t[-1]), [phi0, 0], t_eval=res.t, rtol=1e-12,
                     atol=1e-12, method="DOP853")
     assert np.max(np.abs(res.y[:2] - np.vstack([np.cos(sol.y[0]), np.sin(sol.y[0])]))) < 1e-8
+
+
+def test_non_finite_right_hand_side_stops_at_once_with_its_motion():
+    """An input that turns NaN at t = 0.3 stops the run there (not at a budget), naming t; the motion before is
+    kept as the error's ``partial`` and agrees with the sleigh's equations with τ = 0."""
+    from anholo.errors import IntegrationError
+    from anholo.numerics import compile_system, from_system, simulate
+    from anholo.system import System
+
+    c = compile_system(from_system(System.load("sleigh_with_motor"), "nonholonomic"))
+    start = time.monotonic()
+    with pytest.raises(IntegrationError, match=r"t = 0\.3\b") as info:
+        simulate(c, 10.0, [0, 0, 0], [1, 0, 0], points=101, inputs={"tau": lambda t, y: math.nan if t > 0.3 else 0.0})
+    assert time.monotonic() - start < 10
+    part = info.value.partial
+    assert part.message.startswith("stopped at t = ") and part.t[-1] == pytest.approx(0.3, abs=1e-9)
+    ref = sleigh_reference(part.t, lambda t: 0.0)
+    assert np.max(np.abs(part.q - ref[:3])) < 1e-8
