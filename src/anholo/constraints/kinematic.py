@@ -32,6 +32,7 @@ import sympy as sp
 from ..algebra import free_symbols, numeric_value, random_point, vanishes, xreplace_dag
 from ..algebra.printing import latex
 from ..errors import (
+    ArgumentError,
     ConstraintError,
     DependentConstraintsError,
     DimensionError,
@@ -40,7 +41,7 @@ from ..errors import (
 from ..geometry.chart import Chart, velocity_symbol
 from .linear import LinearConstraints, stationary_linear_constraints
 from .reading import read_expression
-from ..io.expressions import parse_expression
+from ..io.expressions import as_expression, as_sequence
 
 __all__ = ["KinematicConstraints", "CartesianPullback"]
 
@@ -118,7 +119,10 @@ class KinematicConstraints:
         if not isinstance(self.chart, Chart):
             object.__setattr__(self, "chart", Chart(self.chart))
         chart = self.chart
-        exprs = tuple(read_expression(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(self.expressions))
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise ArgumentError(f"KinematicConstraints: time must be a sympy Symbol, got {type(self.time).__name__}.")
+        exprs = tuple(read_expression(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(
+            as_sequence(self.expressions, "constraints", what="constraint expressions")))
         object.__setattr__(self, "expressions", exprs)
         k, n = len(exprs), chart.dim
         if k == 0:
@@ -506,10 +510,8 @@ class CartesianPullback:
         if self.time is not None:
             names[self.time.name] = self.time
         exprs = []
-        for a, e in enumerate(expressions):
-            if isinstance(e, str):
-                e = parse_expression(e, names, where=f"constraints[{a}]")
-            exprs.append(self.pull_back(e))
+        for a, e in enumerate(as_sequence(expressions, "constraints", what="constraint expressions")):
+            exprs.append(self.pull_back(as_expression(e, names, where=f"constraints[{a}]")))
         make = KinematicConstraints.independent if independent else KinematicConstraints
         return make(self.chart, tuple(exprs), self.time)
 

@@ -61,6 +61,7 @@ from ..algebra import (
 )
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..geometry.tangent import TangentBundle
+from ..io.expressions import as_expressions, chart_names
 from ..algebra.printing import EquationDisplay
 from ..constraints.displacements import ChetaevDisplacements, VirtualDisplacements
 from ..constraints.kinematic import KinematicConstraints, _numeric_rank
@@ -171,7 +172,7 @@ class ChetaevSystem:
     def __post_init__(self):
         L = self.lagrangian
         chart, C = constrained_problem(L, self.constraints, KinematicConstraints,
-                                       lambda chart, c: KinematicConstraints(chart, tuple(c)))
+                                       lambda chart, c: KinematicConstraints(chart, c))
         object.__setattr__(self, "constraints", C)
         if self.displacements is None:
             object.__setattr__(self, "displacements", ChetaevDisplacements())
@@ -179,7 +180,8 @@ class ChetaevSystem:
             raise DimensionError(
                 f"displacements must be a VirtualDisplacements instance, got {type(self.displacements).__name__}."
             )
-        forces = tuple(sp.sympify(f) for f in (self.forces or (0,) * chart.dim))
+        forces = as_expressions((0,) * chart.dim if self.forces is None else self.forces,
+                                chart_names(chart, L.bundle.quasi_velocities, C.time), where="forces")
         if len(forces) != chart.dim:
             raise DimensionError(f"need {chart.dim} generalized forces F_A (one per coordinate), got {len(forces)}.")
         object.__setattr__(self, "forces", forces)

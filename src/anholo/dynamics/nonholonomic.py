@@ -135,12 +135,12 @@ class NonholonomicSystem:
         L = self.lagrangian
         if isinstance(L, Lagrangian) and not isinstance(self.constraints, LinearConstraints):
             # constraints in the frame's quasi-velocities (e.g. "w - a*omega") are rewritten in q_dot
-            object.__setattr__(self, "constraints", natural_constraints(L.bundle, list(self.constraints)))
+            object.__setattr__(self, "constraints", natural_constraints(L.bundle, self.constraints))
         chart, C = constrained_problem(L, self.constraints, LinearConstraints,
                                        lambda chart, c: LinearConstraints.from_expressions(chart, list(c)))
         object.__setattr__(self, "constraints", C)
         if self.forces is not None and not isinstance(self.forces, Forces):
-            object.__setattr__(self, "forces", Forces(chart, tuple(self.forces), time=self.time))
+            object.__setattr__(self, "forces", Forces(chart, self.forces, time=self.time))
         if self.time is None and self.forces is not None:
             object.__setattr__(self, "time", self.forces.time)
         if self.frame is not None:

@@ -28,6 +28,7 @@ from ..algebra import determinant, free_symbols, generic_rank, invert, numerical
 from ..algebra.differentiation import diff_dag
 from ..algebra.printing import combination_latex, latex
 from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
+from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
 from .chart import Chart
 from .vector_field import VectorField
 
@@ -36,14 +37,28 @@ __all__ = ["Frame"]
 
 def _matrix_rows(chart: Chart, rows, what: str) -> sp.ImmutableMatrix:
     n = chart.dim
-    rows = [r.components if isinstance(r, VectorField) else r for r in rows]
+    if isinstance(rows, sp.MatrixBase):
+        rows = rows.tolist()
+    rows = [r.components if isinstance(r, VectorField) else r
+            for r in as_sequence(rows, what, what="rows (one list of components per field)")]
+    rows = [as_sequence(r, f"{what}[{i}]", what="components") if not isinstance(r, tuple) else r
+            for i, r in enumerate(rows)]
     if len(rows) != n or any(len(r) != n for r in rows):
         shape = f"{len(rows)} rows of lengths {[len(r) for r in rows]}"
         raise DimensionError(
             f"{what}: a frame on a {n}-dimensional chart needs {n} rows of {n} components "
             f"(row i = components of the i-th field in the coordinate basis); got {shape}."
         )
-    return sp.ImmutableMatrix([[sp.sympify(e) for e in r] for r in rows])
+    names = chart.coordinates + chart.velocities + chart.parameters
+    out = [[as_expression(e, names, where=f"{what}[{i}][{A}]") for A, e in enumerate(r)] for i, r in enumerate(rows)]
+    velocities = set(chart.velocities)
+    for i, r in enumerate(out):
+        for A, e in enumerate(r):
+            if e.free_symbols & velocities:
+                raise DimensionError(f"{what}[{i}][{A}]: {e} depends on the velocities "
+                                     f"{sorted(s.name for s in e.free_symbols & velocities)}; a frame on Q depends "
+                                     "on the coordinates (and parameters) only.")
+    return sp.ImmutableMatrix(out)
 
 
 def _check_nonsingular(chart: Chart, mat: sp.Matrix, what: str) -> sp.Expr:
@@ -493,7 +508,7 @@ class Frame:
 
     def apply(self, i: int, f) -> sp.Expr:
         """``X_i(f)`` for a function f (other symbols, e.g. quasi-velocities, held fixed)."""
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: chart_names(self.chart), where="f")
         row = self.vectors.row(self._idx(i))
         return sp.Add(*[c * diff_dag(f, q) for c, q in zip(row, self.chart.coordinates) if c != 0])
 

@@ -18,6 +18,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..io.expressions import as_expression, chart_names
 from ..algebra.differentiation import diff_dag
 
 from ..algebra import generic_rank, solve_generic, tidy, vanishes
@@ -110,9 +111,10 @@ class LieGroupAction:
             object.__setattr__(self, "structure_constants", computed)
             return
         try:
-            given = tuple(tuple(tuple(sp.sympify(given[d][a][b]) for b in range(k)) for a in range(k))
-                          for d in range(k))
-        except (IndexError, TypeError):
+            given = tuple(tuple(tuple(as_expression(given[d][a][b], chart_names(self.chart),
+                                                    where=f"structure_constants[{d}][{a}][{b}]")
+                                      for b in range(k)) for a in range(k)) for d in range(k))
+        except (IndexError, TypeError, KeyError):
             raise DimensionError(
                 f"structure_constants must be a {k}×{k}×{k} nested list c[d][a][b] = c^d_ab."
             ) from None

@@ -39,11 +39,16 @@ from typing import Any
 
 import sympy as sp
 
-from anholo.errors import LimitError, SystemFileError, UnknownSymbolError
+from anholo.errors import ArgumentError, LimitError, SystemFileError, UnknownSymbolError, printable
 from anholo.io import limits as _limits
 
 __all__ = [
     "parse_expression",
+    "as_expression",
+    "as_sequence",
+    "as_expressions",
+    "as_argument",
+    "chart_names",
     "STANDARD_FUNCTIONS",
     "CONSTANTS",
     "RESERVED_NAMES",
@@ -92,7 +97,7 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 def shown(text: str, width: int = 80) -> str:
     """The text of an expression on one line, shortened to about ``width`` characters (for messages)."""
-    one = " ".join(str(text).split())
+    one = printable(" ".join(str(text).split()))
     return one if len(one) <= width else one[: width - 5] + " ..."
 
 _NODE_DESCRIPTIONS: Mapping[type, str] = {
@@ -583,3 +588,190 @@ def _looks_like_juxtaposition(code: str, offset: int | None, msg: str) -> bool:
     return bool(before) and (before[-1].isalnum() or before[-1] in "_).") and (
         after.isalnum() or after in "_(."
     )
+
+
+# --- the one reader of the Python API ---------------------------------------------------------------------
+
+
+def _symbol_table(symbols) -> dict:
+    """name -> symbol, from a mapping or a sequence of SymPy symbols."""
+    if isinstance(symbols, Mapping):
+        return dict(symbols)
+    return {s.name: s for s in symbols}
+
+
+def as_sequence(value, where: str, *, length: int | None = None, what: str = "expressions") -> tuple:
+    """``value`` as a tuple: a list, tuple or other iterable that is not a string, a mapping or a single
+    SymPy object; ``length`` (if given) is checked.  A string is refused (``forces="abc"`` would
+    otherwise be read as three forces ``a, b, c``).
+
+    Raises
+    ------
+    anholo.errors.ArgumentError
+        ``value`` is a string, a mapping, ``None``, a number or another single object.
+    anholo.errors.DimensionError
+        The length differs from ``length``.
+    """
+    from anholo.errors import DimensionError
+
+    if isinstance(value, (str, bytes, Mapping, sp.Basic)) or value is None or not hasattr(value, "__iter__"):
+        kind = "a string" if isinstance(value, (str, bytes)) else type(value).__name__
+        raise ArgumentError(f"{where}: expected a list of {what}, got {kind} {shown(repr(value), 60)}; "
+                            f"pass a list, e.g. [{'...'}].")
+    if isinstance(value, sp.MatrixBase):
+        items = tuple(value)
+    else:
+        try:
+            items = tuple(value)
+        except TypeError as exc:  # an object with __iter__ that fails
+            raise ArgumentError(f"{where}: expected a list of {what}, got {type(value).__name__} ({exc}).") from None
+    if length is not None and len(items) != length:
+        raise DimensionError(f"{where}: expected {length} {what}, got {len(items)}.")
+    return items
+
+
+def as_expression(value, symbols, *, where: str, allow_unknown: bool = True) -> sp.Expr:
+    """One expression given to the Python API, read safely with the chart's own symbols.
+
+    * a string is parsed by :func:`parse_expression` (never by ``sympify``: no code runs) with the names
+      of ``symbols`` — ``"x_dot"`` is the chart's velocity symbol, an undeclared name is an
+      :class:`~anholo.errors.UnknownSymbolError`;
+    * a SymPy expression is kept, except that a symbol *named* like one of ``symbols`` but a different
+      object (``Symbol("x_dot")`` without ``real=True``, which SymPy treats as another variable) is
+      replaced by the chart's symbol of that name — without it, L would not depend on the chart's
+      velocities and the equations would read ``0 = 0``.  With ``allow_unknown=False`` any other
+      symbol is refused;
+    * an ``int``, ``float`` or other real number becomes the SymPy number (a float keeps its value);
+    * anything else — ``None``, a bool, a list, an equation ``Eq(a, b)``, a matrix, a complex,
+      infinite or undefined number (``I``, ``oo``, ``nan``, ``zoo``) — is refused: expressions are real.
+
+    Parameters
+    ----------
+    value : str, sympy.Expr or number
+    symbols : sequence of sympy.Symbol, or mapping name -> sympy object
+        The names the expression may use (a chart's coordinates, velocities and parameters, …).
+    where : str
+        Which argument this is (``"Lagrangian"``, ``"forces[2]"``); every message starts with it.
+
+    Raises
+    ------
+    anholo.errors.ArgumentError
+        A value of the wrong kind (message names it and what to pass).
+    anholo.errors.SystemFileError
+        A string that does not parse (see :func:`parse_expression`).
+    anholo.errors.UnknownSymbolError
+        A name that the chart does not declare.
+
+    Examples
+    --------
+    >>> x, x_dot = sp.Symbol("x", real=True), sp.Symbol("x_dot", real=True)
+    >>> e = as_expression(sp.Symbol("x_dot")**2/2, [x, x_dot], where="L")
+    >>> e.free_symbols == {x_dot}
+    True
+    >>> as_expression("x_dot^2/2 - x", [x, x_dot], where="L") == x_dot**2/2 - x
+    True
+    """
+    names = _symbol_table(symbols)
+    if isinstance(value, str):
+        expr = parse_expression(value, names, where=where)
+    elif isinstance(value, bool) or value is None:
+        raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string such as "
+                            f"\"x_dot^2/2\"), got {value!r}.")
+    elif isinstance(value, sp.Basic):
+        if not isinstance(value, sp.Expr) or isinstance(value, sp.MatrixBase):
+            raise ArgumentError(f"{where}: expected an expression, got {type(value).__name__} "
+                                f"{shown(value, 60)}; an equation Eq(a, b) is written as the expression a - b.")
+        expr = _by_name(value, names, where, allow_unknown)
+    elif isinstance(value, (int, float)) or _is_real_number(value):
+        expr = sp.sympify(value, strict=True)
+    else:
+        raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string such as "
+                            f"\"x_dot^2/2\"), got {type(value).__name__} {shown(repr(value), 60)}.")
+    _, bad = _scan(expr)
+    if bad & _NONFINITE:
+        raise ArgumentError(f"{where}: {shown(expr, 60)} is infinite or undefined; give a finite expression.")
+    if bad:
+        raise ArgumentError(f"{where}: {shown(expr, 60)} is complex (it holds I); expressions are real.")
+    return expr
+
+
+def as_argument(value, symbols, *, where: str) -> sp.Expr:
+    """A function or factor passed to an operation (``X(f)``, ``f*X``): a SymPy expression is used as it is
+    (no walk over it: these are called on large derived expressions), anything else is read by
+    :func:`as_expression` (so a string is parsed safely, never executed)."""
+    if isinstance(value, sp.Expr):
+        return value
+    return as_expression(value, symbols() if callable(symbols) else symbols, where=where)
+
+
+_NONFINITE = frozenset({sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity})
+_BAD_ATOMS = _NONFINITE | {sp.I}
+
+
+def _scan(expr: sp.Basic) -> tuple:
+    """(the symbols of ``expr``, its atoms among ``zoo, nan, oo, -oo, I``) in one walk over the
+    expression as a DAG (a shared subexpression is visited once)."""
+    seen, symbols, bad = set(), set(), set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if e.is_Symbol:
+            symbols.add(e)
+        elif e in _BAD_ATOMS:
+            bad.add(e)
+        else:
+            stack.extend(e.args)
+    return symbols, bad
+
+
+def _is_real_number(value) -> bool:
+    """True for numbers other than int/float that SymPy converts exactly (numpy scalars, Fraction, Decimal)."""
+    import numbers
+
+    return isinstance(value, numbers.Real)
+
+
+def _by_name(expr: sp.Expr, names: Mapping[str, Any], where: str, allow_unknown: bool) -> sp.Expr:
+    """``expr`` with its symbols that are named like one of ``names`` but are other objects replaced by them."""
+    swap = {}
+    for s in _scan(expr)[0]:
+        if not isinstance(s, sp.Symbol):
+            continue
+        own = names.get(s.name)
+        if own is None:
+            if not allow_unknown:
+                raise UnknownSymbolError(
+                    f"{where}: the symbol {printable(s.name)!r} is not one of "
+                    f"{', '.join(names) or '(none)'}; use the chart's symbols.")
+            continue
+        if own is not s and own != s:
+            if not isinstance(own, sp.Symbol):
+                raise ArgumentError(f"{where}: the symbol {printable(s.name)!r} has the name of "
+                                    f"{printable(own)!r}, which is not a symbol; rename it.")
+            swap[s] = own
+    return expr.xreplace(swap) if swap else expr
+
+
+def as_expressions(values, symbols, *, where: str, length: int | None = None,
+                   what: str = "expressions") -> tuple:
+    """A list of expressions given to the Python API: :func:`as_sequence` then :func:`as_expression` on each
+    entry (``where[i]`` in messages)."""
+    names = _symbol_table(symbols)
+    return tuple(as_expression(e, names, where=f"{where}[{i}]")
+                 for i, e in enumerate(as_sequence(values, where, length=length, what=what)))
+
+
+def chart_names(chart, *more) -> dict:
+    """name -> symbol for a chart's coordinates, velocities and parameters, and the symbols ``more``
+    (``None`` entries skipped)."""
+    out = {s.name: s for s in (*chart.coordinates, *chart.velocities, *chart.parameters)}
+    for group in more:
+        if group is None:
+            continue
+        for s in (group,) if isinstance(group, sp.Basic) else group if hasattr(group, "__iter__") else ():
+            if isinstance(s, sp.Symbol):
+                out[s.name] = s
+    return out
