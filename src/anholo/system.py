@@ -20,7 +20,7 @@ from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
 from .dynamics.forces import Forces
 from .dynamics.lagrangian import Lagrangian
-from .errors import AnholoError, AnholoWarning, ReportError
+from .errors import AnholoError, AnholoWarning, ArgumentError, ReportError, printable
 from .dynamics.maggi import LARGE_SYSTEM, MaggiSystem
 from .dynamics.nonholonomic import NonholonomicSystem
 from .algebra.engine import to_engine, to_sympy
@@ -99,6 +99,11 @@ class System:
     @classmethod
     def from_spec(cls, spec) -> "System":
         """Build the geometry and dynamics objects of a :class:`SystemSpec`."""
+        from .io.systemfile import SystemSpec
+
+        if not isinstance(spec, SystemSpec):
+            raise ArgumentError(f"System.from_spec: expected a SystemSpec (from anholo.io.systemfile.parse_system or "
+                                f"load_system), got {type(spec).__name__}; System.load(name_or_path) reads a file.")
         chart = Chart(spec.coordinates, velocities=spec.velocities, parameters=spec.parameters)
         frame = Frame(chart, spec.frame) if spec.frame is not None else Frame.coordinate(chart)
         taken = {s.name for s in chart.coordinates + chart.velocities + chart.parameters}
@@ -349,6 +354,16 @@ class System:
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
         """Load a system file or bundled example, substituting ``assignments`` (``--set``)."""
+        import os
+        from collections.abc import Mapping
+
+        if not isinstance(name_or_path, (str, os.PathLike)) or (isinstance(name_or_path, str) and not name_or_path):
+            raise ArgumentError(f"System.load: expected a file path or an example name (a non-empty string), got "
+                                f"{type(name_or_path).__name__} {printable(repr(name_or_path))[:60]}.")
+        if assignments is not None and (not isinstance(assignments, Mapping)
+                                        or not all(isinstance(k, str) for k in assignments)):
+            raise ArgumentError(f"System.load: assignments must be a dict parameter name -> value, e.g. "
+                                f"{{'m': 1}}, got {type(assignments).__name__} {printable(repr(assignments))[:60]}.")
         spec = resolve_system(name_or_path)
         if assignments:
             spec = spec.substitute(assignments)
