@@ -325,9 +325,13 @@ class _Converter:
                 digits = sum(c.isdigit() for c in mantissa) + abs(int(exponent or "0"))
             if digits > self.limits.digits:
                 raise self.limit("digits", digits, f"the number {shown(literal, 40)} (about {digits} digits)", node)
-            if isinstance(value, int):
-                return sp.Integer(int(literal, 0))
-            return sp.Rational(literal)
+            try:
+                if isinstance(value, int):
+                    return sp.Integer(int(literal, 0))
+                return sp.Rational(literal)
+            except ValueError:  # beyond Python's int-to-string bound (4300 digits) under a raised digits limit
+                raise self.error(f"the number {shown(literal, 40)} has more digits than Python reads "
+                                 "(4300)", node) from None
         if isinstance(value, complex):
             raise self.error(
                 "complex literals are not allowed (expressions are real)", node
@@ -349,7 +353,7 @@ class _Converter:
         right = self.convert(node.right)
         if isinstance(op, ast.Pow):
             self.check_power(left, right, node)
-            return left**right
+            return self.real(left**right, node)
         raise self.error(  # pragma: no cover - all operators handled above
             f"the operator {type(op).__name__} is not allowed", node
         )
@@ -422,10 +426,24 @@ class _Converter:
         args = [self.convert(arg) for arg in node.args]
         if name == "sqrt" and name not in self.names and args:
             self.check_power(args[0], sp.Rational(1, 2), node)
+        if name == "log" and name not in self.names and len(args) == 2:
+            base = args[1]
+            if base.is_number and not (base.is_extended_positive and base != 1):
+                raise self.error(f"the base {shown(base, 30)} of log(x, b) must be positive and not 1", node)
         try:
-            return func(*args)
+            value = func(*args)
         except (TypeError, ValueError) as exc:
             raise self.error(f"cannot apply {name}: {exc}", node) from None
+        return self.real(value, node) if name not in self.names else value
+
+    def real(self, value: sp.Basic, node: ast.AST) -> sp.Basic:
+        """``value``, refused if it is a number that is not real (``sqrt(-1)``, ``asin(2)``, ``log(-1)``,
+        ``(-8)^(1/3)`` — SymPy's principal values are complex there): expressions are real."""
+        if isinstance(value, sp.Expr) and value.is_number and value.is_extended_real is False and \
+                not _scan(value)[1] & _NONFINITE:  # infinite or undefined: reported as such at the end
+            raise self.error(f"{shown(value, 40)} is not a real number (expressions are real; SymPy's principal "
+                             "value is complex there)", node)
+        return value
 
 
 def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.Expr:
@@ -510,6 +528,8 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
         raise SystemFileError(
             f'{where}: "{shown(text)}" is not a mathematical expression (got {type(result).__name__}).'
         )
+    if _scan(result)[1] - _NONFINITE:
+        raise SystemFileError(f'{where}: "{shown(text)}" holds the imaginary unit; expressions are real.')
     if result.has(sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity):
         raise SystemFileError(
             f'{where}: "{shown(text)}" evaluates to {shown(result, 40)}, which is infinite or undefined '
