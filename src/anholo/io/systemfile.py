@@ -485,7 +485,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         bad = next((c for c in text if not c.isprintable() and c not in allowed and c != " "), None)
         if bad is not None:
             raise reader.fail(key, f"the control or invisible character U+{ord(bad):04X} in "
-                              f"{printable(text)[:80]!r}; remove it (it would be sent to the terminal as it is).")
+                              f"'{printable(text)[:80]}'; remove it (it would be sent to the terminal as it is).")
     coords, params, funcs = reader.declare()
 
     coordinates = tuple(sp.Symbol(q, real=True) for q in coords)
@@ -506,7 +506,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     if used_inputs:
         raise reader.fail("lagrangian", f"uses the input {used_inputs[0]}; inputs enter through `forces` "
                           "(or constraints), not the Lagrangian.")
-    frame = reader.frame(names, coords, velocities)
+    frame = reader.frame(names, coords, velocities, ((quasi or (), "quasi-velocity"), (inputs, "input")))
     if time is not None:
         reader.time_free("frame", [c for row in (frame or ()) for c in row], time)
     forces = _read_force_list(reader, "forces", names, len(coords))

@@ -293,8 +293,10 @@ class _Reader:
         return parse_expression(value, names, where=f"{self.source}: {where}")
 
     def frame(
-        self, names: Mapping[str, Any], coords: list[str], velocities: tuple[sp.Symbol, ...]
+        self, names: Mapping[str, Any], coords: list[str], velocities: tuple[sp.Symbol, ...], others=()
     ) -> tuple[tuple[sp.Expr, ...], ...] | None:
+        """The frame rows; ``others``: pairs (symbols, word) refused in its entries besides the velocities
+        (quasi-velocities, inputs)."""
         if "frame" not in self.data:
             return None
         value = self.data["frame"]
@@ -319,13 +321,14 @@ class _Reader:
             for j, entry in enumerate(row):
                 where = f"frame[{i}][{j}]"
                 expr = self.expression(where, entry, names, numbers=True)
-                used = sorted((expr.free_symbols & set(velocities)), key=str)
-                if used:
-                    raise self.fail(
-                        where,
-                        f"the velocity {used[0]} appears in {entry!r}; frame components "
-                        "depend on coordinates and parameters only.",
-                    )
+                for symbols, word in ((velocities, "velocity"), *others):
+                    used = sorted((expr.free_symbols & set(symbols)), key=str)
+                    if used:
+                        raise self.fail(
+                            where,
+                            f"the {word} {used[0]} appears in {printable(repr(entry))}; frame components "
+                            "depend on coordinates and parameters only.",
+                        )
                 entries.append(expr)
             rows.append(tuple(entries))
         return tuple(rows)
