@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import free_symbols, numeric_value, random_point, vanishes, xreplace_dag
 from ..algebra.printing import latex
 from ..errors import (
@@ -41,7 +42,7 @@ from ..errors import (
 from ..geometry.chart import Chart, velocity_symbol
 from .linear import LinearConstraints, stationary_linear_constraints
 from .reading import read_expression
-from ..io.expressions import as_expression, as_sequence
+from ..io.expressions import as_argument, as_expression, as_sequence
 
 __all__ = ["KinematicConstraints", "CartesianPullback"]
 
@@ -382,8 +383,8 @@ class KinematicConstraints:
         explicit branch ``u_dep = α``; otherwise ``expr`` unchanged (valid on C as it stands)."""
         sols = self.explicit_solutions(dependent)
         if len(sols) != 1:
-            return sp.sympify(expr)
-        return xreplace_dag(sp.sympify(expr), sols[0])
+            return sympified(expr)
+        return xreplace_dag(sympified(expr), sols[0])
 
     # --- rewriting --------------------------------------------------------------------------
     def point_transformation(self, new_chart: Chart, old_in_new: Mapping) -> "KinematicConstraints":
@@ -398,7 +399,7 @@ class KinematicConstraints:
         missing = [q for q in old_q if q not in old_in_new]
         if missing:
             raise DimensionError(f"old_in_new must give every old coordinate; missing {missing}.")
-        sub = {q: sp.sympify(old_in_new[q]) for q in old_q}
+        sub = {q: sympified(old_in_new[q]) for q in old_q}
         for q, u in zip(old_q, self.chart.velocities):
             sub[u] = _total_derivative(new_chart, sub[q], self.time)
         return KinematicConstraints(new_chart, tuple(e.xreplace(sub) for e in self.expressions), self.time)
@@ -441,7 +442,7 @@ def _numeric_rank(M: np.ndarray) -> int:
 
 def _total_derivative(chart: Chart, f, time=None) -> sp.Expr:
     """``(∂f/∂q) u + ∂f/∂t``."""
-    f = sp.sympify(f)
+    f = sympified(f)
     out = sp.Add(*[f.diff(q) * u for q, u in zip(chart.coordinates, chart.velocities)])
     if time is not None:
         out += f.diff(time)
@@ -479,10 +480,20 @@ class CartesianPullback:
     time: sp.Symbol = None
 
     def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            raise ArgumentError(f"CartesianPullback: the first argument must be a Chart, got {type(self.chart).__name__}.")
+        if not isinstance(self.positions, Mapping):
+            raise ArgumentError("CartesianPullback: positions must be a dict Cartesian coordinate -> r(q, t), e.g. "
+                                f"{{'x': 'r*cos(theta)'}}, got {type(self.positions).__name__}.")
+        names = {s.name: s for s in self.chart.coordinates + self.chart.velocities + self.chart.parameters}
+        if self.time is not None:
+            names[self.time.name] = self.time
         pos = {}
         for s, e in dict(self.positions).items():
-            s = sp.Symbol(s, real=True) if isinstance(s, str) else s
-            e = sp.sympify(e)
+            s = sp.Symbol(s, real=True) if isinstance(s, str) and s.isidentifier() else s
+            if not isinstance(s, sp.Symbol):
+                raise ArgumentError(f"CartesianPullback: the key {s!r} of positions is not a name or a Symbol.")
+            e = as_expression(e, names, where=f"positions[{s.name}]")
             if e.free_symbols & set(self.chart.velocities):
                 raise DimensionError(f"the position {s} = {e} depends on velocities; positions are r(q, t).")
             pos[s] = e
@@ -497,7 +508,7 @@ class CartesianPullback:
         """A function of ``(r, ṙ, t)`` written in ``(q, u, t)``."""
         sub = dict(self.positions)
         sub.update(self.velocities)
-        return sp.sympify(expr).xreplace(sub)
+        return as_argument(expr, lambda: {s.name: s for s in (*sub, *self.chart.parameters)}, where="expr").xreplace(sub)
 
     def constraints(self, expressions: Sequence, independent: bool = False) -> KinematicConstraints:
         """``φ(q, u, t) = ψ(r(q, t), ṙ(q, u, t), t)`` for Cartesian constraints ``ψ = 0`` (Talamucci 2025, eq. (10)).
@@ -520,5 +531,5 @@ class CartesianPullback:
         out = sp.S.Zero
         for s, m in masses.items():
             s = sp.Symbol(s, real=True) if isinstance(s, str) else s
-            out += sp.sympify(m) * self.velocities[velocity_symbol(s)] ** 2 / 2
+            out += sympified(m) * self.velocities[velocity_symbol(s)] ** 2 / 2
         return out

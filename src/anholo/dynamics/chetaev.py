@@ -46,6 +46,7 @@ import sympy as sp
 
 import numpy as np
 
+from ..io.expressions import sympified
 from ..algebra.presentation import problem_latex
 from ..algebra.implicit import ImplicitForm
 from ..algebra import (
@@ -76,7 +77,7 @@ def acceleration_symbols(chart) -> tuple:
 
 
 def _is_singular(expr) -> bool:
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return True
     pts = [random_point(free_symbols([expr]), random.Random(s)) for s in (31, 32)]
@@ -210,7 +211,7 @@ class ChetaevSystem:
 
     def _dt(self, f) -> sp.Expr:
         t = self.time
-        return sp.sympify(f).diff(t) if t is not None else sp.S.Zero
+        return sympified(f).diff(t) if t is not None else sp.S.Zero
 
     @cached_property
     def constraint_functions(self) -> tuple:
@@ -491,7 +492,7 @@ class ChetaevField(EquationDisplay):
         """``Γ(f)`` for f in ``(q, v, t)`` or ``(q, q_dot, t)``: the time derivative along motions
         (in the same velocities as f; valid on C)."""
         b = self.bundle
-        f = sp.sympify(f)
+        f = sympified(f)
         if f.free_symbols & set(b.chart.velocities):
             return _to_natural(b, self(b.to_quasi(f)))
         X, v = b.frame.vectors, b.quasi_velocities

@@ -44,6 +44,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..errors import ArgumentError, DimensionError, InputError, printable
 from ..io.expressions import as_expression, as_sequence
 from ..geometry.chart import Chart
@@ -238,7 +239,7 @@ def control_affine(exprs: Sequence, inputs: Sequence) -> tuple:
     InputError
         If some expression is not affine in the inputs (``∂²e/∂u_k∂u_l ≠ 0``).
     """
-    exprs = tuple(sp.sympify(e) for e in exprs)
+    exprs = tuple(sympified(e) for e in exprs)
     inputs = tuple(inputs)
     zero = {u: 0 for u in inputs}
     f0 = tuple(e.xreplace(zero) if e.free_symbols & set(inputs) else e for e in exprs)

@@ -33,6 +33,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra.presentation import problem_latex
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
@@ -550,7 +551,7 @@ class NonholonomicField:
     def __call__(self, f) -> sp.Expr:
         """``Γ_nh(f)`` on C for a function f of ``(q, v)`` (or of ``(q, v^α)``): its time derivative."""
         s = self.system
-        f = sp.sympify(f)
+        f = sympified(f)
         v = self.bundle.quasi_velocities
         pairs = [(qd, diff_dag(f, q)) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates) if qd != 0]
         rates = self.accelerations + self.constrained_rates

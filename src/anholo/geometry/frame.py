@@ -23,6 +23,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import kernel as _kernel
 from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
 from ..algebra.differentiation import diff_dag
@@ -269,8 +270,7 @@ class Frame:
     def __post_init__(self):
         if not isinstance(self.chart, Chart):
             object.__setattr__(self, "chart", Chart(self.chart))
-        mat = _matrix_rows(self.chart, list(self.vectors) if not isinstance(self.vectors, sp.MatrixBase)
-                           else self.vectors.tolist(), "frame")
+        mat = _matrix_rows(self.chart, self.vectors, "frame")
         object.__setattr__(self, "vectors", mat)
         if self.rank_D is not None and not 0 <= self.rank_D <= self.chart.dim:
             raise DimensionError(f"rank_D must lie in 0..{self.chart.dim}, got {self.rank_D}.")
@@ -399,7 +399,7 @@ class Frame:
                 f"constraint forms need {n} components each (one per coordinate), got rows of lengths "
                 f"{[len(row) for row in forms]}."
             )
-        omega = sp.Matrix(len(forms), n, [sp.sympify(e) for row in forms for e in row])
+        omega = sp.Matrix(len(forms), n, [sympified(e) for row in forms for e in row])
         k = omega.rows
         base = cls.coordinate(chart) if base is None else base
         if base.chart != chart:
@@ -523,7 +523,7 @@ class Frame:
         """The vector field ``Y^i X_i`` with the given frame components."""
         if len(components) != self.dim:
             raise DimensionError(f"need {self.dim} frame components, got {len(components)}.")
-        comps = self.vectors.T * sp.Matrix([sp.sympify(c) for c in components])
+        comps = self.vectors.T * sp.Matrix([sympified(c) for c in components])
         return VectorField(self.chart, tuple(comps))
 
     # --- structure functions -------------------------------------------------------

@@ -18,6 +18,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..io.expressions import as_expression, chart_names
 from ..algebra.differentiation import diff_dag
 
@@ -188,7 +189,7 @@ class LieGroupAction:
     def complete_lift(self, a: int, f) -> sp.Expr:
         """``Ẽ_a^C(f)`` for f in natural coordinates ``(q, q_dot)``:
         ``Ẽ^A ∂f/∂q^A + u^B ∂_B(Ẽ^A) ∂f/∂u^A`` (docs/theory.rst, The tangent bundle in a frame)."""
-        f = sp.sympify(f)
+        f = sympified(f)
         g = self.generators[a]
         q, u = self.chart.coordinates, self.chart.velocities
         out = g(f)

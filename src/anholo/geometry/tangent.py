@@ -22,6 +22,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import vanishes, xreplace_dag
 from ..errors import ArgumentError, DimensionError
 from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
@@ -159,13 +160,13 @@ class TangentBundle:
         """Quasi-velocity values ``v^i = θ^i_A u^A`` of natural velocities ``u``."""
         if len(u) != self.dim:
             raise DimensionError(f"need {self.dim} velocity components, got {len(u)}.")
-        return tuple(self.frame.coframe * sp.Matrix([sp.sympify(x) for x in u]))
+        return tuple(self.frame.coframe * sp.Matrix([sympified(x) for x in u]))
 
     def natural_velocities_of(self, v: Sequence) -> tuple:
         """Natural velocity values ``u^A = X_i^A v^i`` of quasi-velocities ``v``."""
         if len(v) != self.dim:
             raise DimensionError(f"need {self.dim} quasi-velocity components, got {len(v)}.")
-        return tuple(self.frame.vectors.T * sp.Matrix([sp.sympify(x) for x in v]))
+        return tuple(self.frame.vectors.T * sp.Matrix([sympified(x) for x in v]))
 
     def total_derivative(self, f) -> sp.Expr:
         """``ḟ = v^i X_i(f)`` for a function f on Q (docs/theory.rst, The tangent bundle in a frame)."""

@@ -48,6 +48,7 @@ __all__ = [
     "as_sequence",
     "as_expressions",
     "as_argument",
+    "sympified",
     "chart_names",
     "STANDARD_FUNCTIONS",
     "CONSTANTS",
@@ -795,3 +796,41 @@ def chart_names(chart, *more) -> dict:
             if isinstance(s, sp.Symbol):
                 out[s.name] = s
     return out
+
+
+class _AnyName(Mapping):
+    """Every identifier that is not a standard function or constant, as a real symbol of that name (for
+    :func:`sympified`, which reads strings given to functions that have no chart of names at hand)."""
+
+    def __getitem__(self, name):
+        if name in STANDARD_FUNCTIONS or name in CONSTANTS:
+            raise KeyError(name)
+        return sp.Symbol(name, real=True)
+
+    def __contains__(self, name):
+        return isinstance(name, str) and name not in STANDARD_FUNCTIONS and name not in CONSTANTS
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+
+def sympified(value, where: str = "expression", names: Mapping[str, Any] | None = None) -> sp.Basic:
+    """``sympy.sympify(value)`` without ever running code: a SymPy object is returned as it is; a string is
+    parsed by :func:`parse_expression` (with ``names``; without them every identifier is a real symbol of
+    that name); another value is converted only if SymPy knows it as a number or container
+    (``sympify(strict=True)``), otherwise :class:`~anholo.errors.ArgumentError`."""
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, str):
+        return parse_expression(value, _AnyName() if names is None else names, where=where)
+    if isinstance(value, (list, tuple)):  # as sympify: a list of expressions, a tuple a sympy Tuple
+        items = [sympified(v, f"{where}[{i}]", names) for i, v in enumerate(value)]
+        return items if isinstance(value, list) else sp.Tuple(*items)
+    try:
+        return sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError, AttributeError):
+        raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string), got "
+                            f"{type(value).__name__} {shown(repr(value), 60)}.") from None

@@ -59,7 +59,7 @@ from ..algebra.printing import latex
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..errors import ArgumentError, MechanicsModelError, printable
-from .expressions import as_sequence
+from .expressions import as_sequence, sympified
 from sympy.core.function import AppliedUndef
 from ..geometry.chart import Chart, velocity_symbol
 from ..geometry.frame import Frame
@@ -315,7 +315,7 @@ class MechanicsModel:
         for k, v in given.items():
             name = k if isinstance(k, str) else getattr(k, "name", str(k))
             if name in by_name:
-                out[by_name[name]] = sp.Float(v) if isinstance(v, float) else sp.sympify(v)
+                out[by_name[name]] = sp.Float(v) if isinstance(v, float) else sympified(v, f"values[{name}]")
         missing = [p.name for p in self.chart.parameters if p not in out]
         if missing:
             raise MechanicsModelError(f"no values for the parameters {missing}; pass values={{name: number}}.")

@@ -467,11 +467,11 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     >>> spec.frame
     ((1, 0), (0, 1/r))
     """
-    if text.startswith("\ufeff"):  # a byte-order mark, as some editors write it
-        text = text[1:]
     if not isinstance(text, str):
         raise SystemFileError(f"{printable(source)}: expected the TOML text as a string, got {type(text).__name__}; "
                               "load_system_file(path) reads a file.")
+    if text.startswith("\ufeff"):  # a byte-order mark, as some editors write it
+        text = text[1:]
     if not isinstance(source, str):
         source = str(source)
     data = load_toml(text, source)

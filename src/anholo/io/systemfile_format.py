@@ -14,6 +14,7 @@ from typing import Any
 
 import sympy as sp
 
+from anholo.io.expressions import sympified
 from anholo.errors import LimitError, SystemFileError, printable
 from anholo.io import limits as _limits
 from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
@@ -347,7 +348,7 @@ class _Reader:
 
     def time_free(self, key: str, exprs: list, time: sp.Symbol) -> None:
         """The frame may not depend on time (the Lagrangian, forces and constraints may)."""
-        if any(time in sp.sympify(e).free_symbols for e in exprs):
+        if any(time in sympified(e).free_symbols for e in exprs):
             raise self.fail(
                 key,
                 f"depends on the time {time}; a frame must not depend on time "
