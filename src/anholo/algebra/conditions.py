@@ -45,7 +45,10 @@ def essential_factors(expr, params: set, excluded: set) -> tuple | None:
     num = sp.fraction(sp.cancel(sp.together(expr)))[0]
     if num == 0:
         return None
-    _, factors = sp.factor_list(num)
+    try:
+        _, factors = sp.factor_list(num)
+    except sp.PolynomialError:  # not a polynomial in any generators (x^(3^(-3^(-1/3)))): its own factors
+        factors = [(f, 1) for f in sp.Mul.make_args(num)]
     out = []
     for f, _mult in factors:
         if f.is_number or f in excluded:
