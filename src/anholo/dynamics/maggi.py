@@ -228,10 +228,12 @@ class MaggiSystem:
         if self.time is not None and not isinstance(self.time, sp.Symbol):
             raise ArgumentError(f"MaggiSystem: time must be a sympy Symbol, got {type(self.time).__name__}.")
         names = chart_names(chart, self.time, self.inputs)
-        object.__setattr__(self, "lagrangian", as_expression(self.lagrangian, names, where="lagrangian"))
-        object.__setattr__(self, "constraints", as_expressions(self.constraints, names, where="constraints"))
+        object.__setattr__(self, "lagrangian", as_expression(self.lagrangian, names, where="the Lagrangian"))
+        object.__setattr__(self, "constraints", as_expressions(self.constraints, names, where="constraints",
+                                                                    label=lambda a: f"constraint {a + 1}"))
         if self.forces is not None:
-            Q = as_expressions(self.forces, names, where="forces")
+            Q = as_expressions(self.forces, names, where="forces",
+                               label=lambda A: f"the generalized force Q_{A + 1}")
             if len(Q) != chart.dim:
                 raise DimensionError(f"need {chart.dim} generalized forces Q_A, one per coordinate, got {len(Q)}.")
             object.__setattr__(self, "forces", None if all(e == 0 for e in Q) else Q)

@@ -710,7 +710,10 @@ def as_expression(value, symbols, *, where: str, allow_unknown: bool = True) -> 
                             f"\"x_dot^2/2\"), got {type(value).__name__} {shown(repr(value), 60)}.")
     _, bad = _scan(expr)
     if bad & _NONFINITE:
-        raise ArgumentError(f"{where}: {shown(expr, 60)} is infinite or undefined; give a finite expression.")
+        from anholo.errors import NonFiniteExpressionError
+
+        raise NonFiniteExpressionError(f"{where} holds a non-finite constant (nan, zoo or oo) as written: "
+                                       f"{shown(expr, 60)}; give a finite expression.")
     if bad:
         raise ArgumentError(f"{where}: {shown(expr, 60)} is complex (it holds I); expressions are real.")
     return expr
@@ -777,11 +780,12 @@ def _by_name(expr: sp.Expr, names: Mapping[str, Any], where: str, allow_unknown:
 
 
 def as_expressions(values, symbols, *, where: str, length: int | None = None,
-                   what: str = "expressions") -> tuple:
+                   what: str = "expressions", label=None) -> tuple:
     """A list of expressions given to the Python API: :func:`as_sequence` then :func:`as_expression` on each
-    entry (``where[i]`` in messages)."""
+    entry (``where[i]`` in messages, or ``label(i)``)."""
     names = _symbol_table(symbols)
-    return tuple(as_expression(e, names, where=f"{where}[{i}]")
+    label = label or (lambda i: f"{where}[{i}]")
+    return tuple(as_expression(e, names, where=label(i))
                  for i, e in enumerate(as_sequence(values, where, length=length, what=what)))
 
 
