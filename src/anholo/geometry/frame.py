@@ -393,13 +393,17 @@ class Frame:
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         n = chart.dim
-        forms = forms.tolist() if isinstance(forms, sp.MatrixBase) else [list(row) for row in forms]
+        forms = forms.tolist() if isinstance(forms, sp.MatrixBase) else [
+            list(as_sequence(row, f"forms[{a}]", what="components"))
+            for a, row in enumerate(as_sequence(forms, "forms", what="rows of components"))]
         if any(len(row) != n for row in forms):
             raise DimensionError(
                 f"constraint forms need {n} components each (one per coordinate), got rows of lengths "
                 f"{[len(row) for row in forms]}."
             )
-        omega = sp.Matrix(len(forms), n, [sympified(e) for row in forms for e in row])
+        names = chart_names(chart)
+        omega = sp.Matrix(len(forms), n, [as_expression(e, names, where=f"forms[{a}][{A}]")
+                                          for a, row in enumerate(forms) for A, e in enumerate(row)])
         k = omega.rows
         base = cls.coordinate(chart) if base is None else base
         if base.chart != chart:

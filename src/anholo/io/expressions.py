@@ -694,7 +694,11 @@ def as_expression(value, symbols, *, where: str, allow_unknown: bool = True) -> 
     """
     names = _symbol_table(symbols)
     if isinstance(value, str):
-        expr = parse_expression(value, names, where=where)
+        try:
+            expr = parse_expression(value, names, where=where)
+        except UnknownSymbolError as exc:
+            raise UnknownSymbolError(f"{exc} In Python: declare parameters with Chart(coordinates, "
+                                     "parameters=[...]), or pass a SymPy expression.") from None
     elif isinstance(value, bool) or value is None:
         raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string such as "
                             f"\"x_dot^2/2\"), got {value!r}.")
