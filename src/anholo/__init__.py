@@ -53,6 +53,34 @@ from .io.mechanics import MechanicsModel, from_mechanics
 
 __version__ = "0.1.0"
 
+# What a user calls first, importable from the top (``from anholo import System, simulate``), loaded on
+# first use: the numerics (scipy) and the system files are not imported by ``import anholo``.
+_LAZY = {
+    "System": ("anholo.system", "System"),
+    "simulate": ("anholo.numerics", "simulate"),
+    "compile_system": ("anholo.numerics", "compile_system"),
+    "Trajectory": ("anholo.numerics", "Trajectory"),
+    "sweep": ("anholo.numerics.sweep", "sweep"),
+    "linearize": ("anholo.analysis.linearization", "linearize"),
+    "MaggiSystem": ("anholo.dynamics.maggi", "MaggiSystem"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'anholo' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "AnholoError",
     "ConstraintError",
@@ -95,4 +123,5 @@ __all__ = [
     "MechanicsModel",
     "from_mechanics",
     "ImplicitForm",
+    *_LAZY,
 ]

@@ -629,6 +629,18 @@ def main(argv=None, out=None) -> int:
     except KeyboardInterrupt:
         print("anholo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader closed the pipe (``anholo analyze ... | head``): nothing more to say
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes stdout at exit
+        except OSError:
+            pass
+        return 0
+    except Exception as exc:  # a defect of anholo, not of the input: one line, the traceback on request
+        if os.environ.get("ANHOLO_DEBUG"):
+            raise
+        print(f"anholo: internal error ({type(exc).__name__}: {_one_line(exc)[:300]}); this is a bug in anholo - "
+              "please report it with the command; set ANHOLO_DEBUG=1 for the traceback", file=sys.stderr)
+        return 3
 
 
 def _one_line(exc) -> str:

@@ -25,7 +25,7 @@ from .errors import AnholoError, AnholoWarning, ArgumentError, ReportError, prin
 from .dynamics.maggi import LARGE_SYSTEM, MaggiSystem
 from .dynamics.nonholonomic import NonholonomicSystem
 from .algebra.engine import to_engine, to_sympy
-from .algebra.expressions import size_exceeds
+from .algebra.expressions import free_symbols as dag_free_symbols, size_exceeds
 from .algebra.printing import tex_text
 from .examples import resolve_system
 from .geometry.chart import Chart
@@ -418,7 +418,7 @@ def _natural_in(bundle):
 
     def natural(e):
         e = sympified(e)
-        return bundle.to_natural(e) if e.free_symbols & v else e
+        return bundle.to_natural(e) if dag_free_symbols([e]) & v else e
 
     return natural
 

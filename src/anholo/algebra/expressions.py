@@ -8,7 +8,7 @@ import sympy as sp
 
 from ..io.expressions import sympified
 
-__all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size", "dag_atoms"]
+__all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size", "dag_atoms", "without_deltas"]
 
 
 def xreplace_dag(expr, mapping: Mapping) -> sp.Expr:
@@ -105,3 +105,13 @@ def dag_atoms(expr, *types) -> set:
             out.add(a)
         stack.extend(a.args)
     return out
+
+
+def without_deltas(expr) -> sp.Expr:
+    """``expr`` with sympy's ``δ(f)`` and its derivatives set to 0 (they come from ``d sign(f)/dx = 2 δ(f) f'``
+    and ``d|f|/dx = sign(f) f'`` differentiated again): the value of the expression wherever the arguments of
+    ``Abs``/``sign`` do not vanish, which is where a field with ``Abs``/``sign`` in L, the constraints or
+    the forces is defined (Maggi's route differentiates them that way, :func:`anholo.algebra.engine.engine_diff`)."""
+    expr = sympified(expr)
+    deltas = dag_atoms(expr, sp.DiracDelta)
+    return xreplace_dag(expr, {d: sp.S.Zero for d in deltas}) if deltas else expr

@@ -63,6 +63,16 @@ class Program:
                     "division by a symbolic zero); rewrite the expression it comes from so that it is defined.")
 
     @classmethod
+    def derived(cls, args: Sequence, pairs: Sequence, outputs: Sequence) -> "Program":
+        """A program whose definitions were derived from checked ones by differentiation (e.g. the Lie
+        brackets of :func:`anholo.geometry.distribution.numerical_flag`): not walked again for non-finite
+        constants (the walk costs as much as the derivation itself)."""
+        out = object.__new__(cls)
+        for name, value in (("args", tuple(args)), ("pairs", tuple(pairs)), ("outputs", tuple(outputs))):
+            object.__setattr__(out, name, value)
+        return out
+
+    @classmethod
     def from_expressions(cls, args: Sequence, exprs: Sequence) -> "Program":
         """The program of ``exprs`` with their common subexpressions."""
         pairs, reduced = engine_cse(list(exprs)) if exprs else ([], [])
@@ -153,10 +163,7 @@ class Program:
             if name in needed:
                 keep.append((name, value))
                 needed |= value.free_symbols
-        out = object.__new__(Program)  # a subset of checked definitions: not checked again
-        for name, value in (("args", self.args), ("pairs", tuple(reversed(keep))), ("outputs", self.outputs)):
-            object.__setattr__(out, name, value)
-        return out
+        return Program.derived(self.args, tuple(reversed(keep)), self.outputs)  # checked: not again
 
     def evaluate(self, values) -> list:
         """The outputs at one point (``values``: argument name → number), without compiling: each needed
@@ -191,7 +198,13 @@ class Program:
         return lines, [printer(o) for o in self.outputs]
 
     def compile(self):
-        """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition)."""
+        """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition).
+        Compiled once per program (the callable is kept)."""
+        if "_compiled" not in self.__dict__:
+            self.__dict__["_compiled"] = self._compile()
+        return self.__dict__["_compiled"]
+
+    def _compile(self):
         lines, outs = self.body({str(a): f"a{i}" for i, a in enumerate(self.args)})
         source = ["def _program(" + ", ".join(f"a{i}" for i in range(len(self.args))) + "):"]
         source += ["    " + x for x in lines] + ["    return [" + ", ".join(outs) + "]"]

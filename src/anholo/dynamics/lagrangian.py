@@ -19,6 +19,7 @@ import sympy as sp
 from ..algebra import generic_rank, size_exceeds, solve_generic, solve_square, tidy
 from ..algebra import kernel as _kernel
 from ..algebra.differentiation import diff_dag
+from ..algebra.expressions import free_symbols as dag_free_symbols
 from ..algebra.implicit import ImplicitForm
 from ..errors import ArgumentError, DimensionError, IrregularLagrangianError
 from ..io.expressions import as_expression
@@ -94,7 +95,7 @@ class Lagrangian:
             raise ArgumentError(f"Lagrangian: the first argument must be a Frame or a TangentBundle, got "
                                 f"{type(self.bundle).__name__}; e.g. Lagrangian(Frame.coordinate(chart), L).")
         expr = as_expression(self.expr, _names(self.bundle), where="Lagrangian")
-        if expr.free_symbols & set(self.bundle.chart.velocities):
+        if dag_free_symbols([expr]) & set(self.bundle.chart.velocities):
             # given in natural velocities: rewrite with u = X v and reduce once, on input
             # (e.g. the rigid body's I1*(sin(psi)**2 + cos(psi)**2)*v1**2/2 -> I1*v1**2/2)
             # In a coordinate frame u = v is a renaming: an expression that is already a sum of

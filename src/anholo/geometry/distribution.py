@@ -698,7 +698,7 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
         return True
 
     gens, levels, words, growth = _grow(m, n, steps, gens, bracket, independent)
-    program = Program(args, tuple(lie.pairs), tuple(c for g in gens for c in g)).pruned()
+    program = Program.derived(args, lie.pairs, tuple(c for g in gens for c in g)).pruned()
     used = int(np.all(np.isfinite(np.stack(values_at, axis=1)), axis=(1, 2)).sum())  # points where all are finite
     return Flag(None, m, tuple(gens), tuple(levels), tuple(words), tuple(growth),
                 Decision.numerical(used, tolerance), program, n)

@@ -41,7 +41,7 @@ class Progress:
 
     def __enter__(self):
         if self.enabled:
-            from tqdm import tqdm
+            from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
 
             self._bar = tqdm(total=None, file=self.stream, leave=False, dynamic_ncols=True,
                              bar_format="anholo " + self.label + ": {desc} [step {n}, {elapsed}]")

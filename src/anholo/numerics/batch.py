@@ -90,7 +90,7 @@ class _Bar:
     def __init__(self, total: int, enabled: bool, stream, label: str):
         self.bar = None
         if enabled:
-            from tqdm import tqdm
+            from tqdm.auto import tqdm  # a widget in Jupyter, text in a terminal
 
             self.bar = tqdm(total=total, file=stream or sys.stderr, desc=label, dynamic_ncols=True,
                             bar_format="{desc}: {n}/{total} runs |{bar}| {elapsed}<{remaining}")

@@ -34,7 +34,8 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from ..algebra import xreplace_dag
-from ..algebra.expressions import dag_atoms, free_symbols
+
+from ..algebra.expressions import dag_atoms, free_symbols, without_deltas
 from ..algebra.program import MATH_NAMESPACE
 from ..dynamics.maggi import MaggiSystem
 from ..errors import InitialStateError, InputError, MissingParameterError, SimulationError
@@ -47,10 +48,8 @@ __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
 _NAMESPACE = {"math": math, "numpy": np, "_array": np.array, "_solve": np.linalg.solve, **MATH_NAMESPACE}
 _CACHE: dict = {}  # source digest -> executed namespace (per process)
 
-
 def _is_time(s: sp.Symbol) -> bool:
     return s.name == "t"
-
 
 def _check_numeric(exprs, what: str) -> None:
     undefined = set()
@@ -66,7 +65,6 @@ def _check_numeric(exprs, what: str) -> None:
             "member of the Crampin & Mestdag (2010) §7.1 class with given A_i)."
         )
 
-
 # --- code generation ----------------------------------------------------------------------------
 class _Names:
     """Fresh, printable symbols for the arguments of generated functions."""
@@ -81,7 +79,6 @@ class _Names:
             self.mapping[s] = new
             names.append(new.name)
         return names
-
 
 def _hoist_constants(exprs: list, constant_symbols: set) -> tuple[list, list]:
     """Replace maximal subexpressions free of the non-constant symbols by new symbols ``_k<j>``.
@@ -145,10 +142,8 @@ def _hoist_constants(exprs: list, constant_symbols: set) -> tuple[list, list]:
             out.append(new[e])
     return out, hoisted
 
-
 def _lines(assignments, printer) -> list[str]:
     return [f"{s.name} = {printer.doprint(e)}" for s, e in assignments]
-
 
 def _function_source(fname: str, exprs: Sequence, groups: Sequence, *, vector: bool, factory: bool) -> str:
     """Source of one generated function.
@@ -177,7 +172,7 @@ def _function_source(fname: str, exprs: Sequence, groups: Sequence, *, vector: b
                 unpack.append(f"{target} = {argname}")
             else:
                 unpack.append(f"{target} = {argname}.tolist()")
-    exprs = [xreplace_dag(sp.sympify(e), names.mapping) for e in exprs]
+    exprs = [without_deltas(xreplace_dag(sp.sympify(e), names.mapping)) for e in exprs]  # δ(f) = 0 off f = 0
     exprs, hoisted = _hoist_constants(exprs, param_syms)
     printer = NumPyPrinter({"fully_qualified_modules": True}) if vector else PythonCodePrinter(
         {"fully_qualified_modules": True})
@@ -202,7 +197,6 @@ def _function_source(fname: str, exprs: Sequence, groups: Sequence, *, vector: b
         lines += ["    " + x for x in header_params + const_lines + unpack + body + [ret]]
     return "\n".join(lines) + "\n"
 
-
 def _execute(source: str, extra: Mapping | None = None) -> dict:
     """Execute generated source once per process (cached by its digest) in ``_NAMESPACE`` (+ ``extra``)."""
     key = hashlib.sha256(source.encode()).hexdigest()
@@ -212,7 +206,6 @@ def _execute(source: str, extra: Mapping | None = None) -> dict:
         exec(compile(source, f"<anholo-compiled-{key[:8]}>", "exec"), ns)
         _CACHE[key] = ns
     return ns
-
 
 # --- the compiled system ------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
@@ -443,7 +436,6 @@ class CompiledSystem:
         s0 = self._ns["initial_state"](q0, u0, lam0, p)
         return np.array([float(x) for x in s0])
 
-
 def _vector(values, n: int, what: str, names: Sequence) -> np.ndarray:
     try:
         arr = np.array([float(x) for x in values], dtype=float)
@@ -457,12 +449,10 @@ def _vector(values, n: int, what: str, names: Sequence) -> np.ndarray:
         raise InitialStateError(f"{what}: values must be finite, got {values!r}.")
     return arr
 
-
 def _stack(results, shape, count: int) -> np.ndarray:
     if count == 0:
         return np.zeros((0,) + tuple(shape))
     return np.array([np.broadcast_to(np.asarray(r, dtype=float), shape) for r in results])
-
 
 def compile_system(system) -> CompiledSystem:
     """Compile a field (or a :class:`~anholo.numerics.ode.FirstOrderSystem`) to numerical functions.
@@ -543,7 +533,6 @@ def compile_system(system) -> CompiledSystem:
     return CompiledSystem(ode.kind, ode.name, "\n".join(sources), tuple(p.name for p in ode.parameters), values,
                           ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode,
                           control_names=tuple(u.name for u in ode.inputs))
-
 
 def compile_functions(exprs: Sequence, coordinates: Sequence, velocities: Sequence, parameters: Sequence):
     """Vectorised ``f(Q, U, p)`` for expressions in ``(q, q̇)`` and parameters (used by the monitors).

@@ -36,6 +36,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from ..algebra.implicit import ImplicitForm
 from ..algebra import xreplace_dag
+from ..algebra.expressions import without_deltas
 from ..errors import MissingParameterError
 from .compile import _execute, _hoist_constants, _lines, _Names
 
@@ -130,7 +131,7 @@ def _implicit_source(states, params, kin, M, F) -> str:
         ys = names.add(states, "_y")
         ps = names.add(params, "_p")
         param_syms = {names.mapping[s] for s in params}
-        ex = [xreplace_dag(sp.sympify(e), names.mapping) for e in exprs]
+        ex = [without_deltas(xreplace_dag(sp.sympify(e), names.mapping)) for e in exprs]  # δ(f) = 0 off f = 0
         ex, hoisted = _hoist_constants(ex, param_syms)
         printer = NumPyPrinter({"fully_qualified_modules": True}) if vector else PythonCodePrinter(
             {"fully_qualified_modules": True})
