@@ -54,11 +54,28 @@ def _expression(rng: random.Random, depth: int = 0) -> str:
     return f"({_expression(rng, depth + 1)})"
 
 
+def _clean(rng: random.Random, depth: int = 0) -> str:
+    """A well-formed expression in the declared names (x, y, z, their velocities, m) and small numbers."""
+    r = rng.random()
+    if depth > 3 or r < 0.35:
+        return rng.choice(["x", "y", "z", "x_dot", "y_dot", "z_dot", "m", "2", "1/3", "0.25"])
+    if r < 0.75:
+        op = rng.choice(["+", "-", "*", "/", "^2", "^"])
+        if op == "^2":
+            return f"({_clean(rng, depth + 1)})^2"
+        if op == "^":
+            return f"({_clean(rng, depth + 1)})^{rng.choice(['3', '(1/2)', '-1', '(1/3)^(1/3)'])}"
+        return f"{_clean(rng, depth + 1)} {op} {_clean(rng, depth + 1)}"
+    return f"{rng.choice(['sin', 'cos', 'exp', 'atan', 'sqrt', 'log'])}({_clean(rng, depth + 1)})"
+
+
 def _string(rng: random.Random, canary: str) -> str:
     r = rng.random()
-    if r < 0.3:
+    if r < 0.25:
         return "".join(rng.choice(_NAMES + _FUNCTIONS + _NUMBERS + _PUNCT) for _ in range(rng.randint(1, 20)))
-    if r < 0.65:
+    if r < 0.5:
+        return _clean(rng)
+    if r < 0.7:
         e = _expression(rng)
         for _ in range(rng.randint(0, 2)):  # hostile insertions
             i = rng.randint(0, len(e))
@@ -76,7 +93,8 @@ def _wrong_value(rng: random.Random):
 
 
 def entries():
-    """name -> (kind, call) for the public calls under test: ``kind`` is "expression" (the value is one
+    """name -> (kind, call) for the public calls under test (the result of "Lagrangian" and "sympified" is the
+    expression read, compared with an independent reading for the well-formed inputs): ``kind`` is "expression" (the value is one
     expression) or "list" (the value is the list the call takes)."""
     from anholo import Chart, Forces, Frame, KinematicConstraints, Lagrangian, LinearConstraints
     from anholo import NonholonomicSystem, TangentBundle, VectorField
@@ -90,7 +108,7 @@ def entries():
     TQ = TangentBundle(F)
     L = Lagrangian(TQ, "(x_dot^2 + y_dot^2 + z_dot^2)/2")
     return {
-        "Lagrangian": ("expression", lambda v: Lagrangian(TQ, v)),
+        "Lagrangian": ("expression", lambda v: Lagrangian(TQ, v, reduce=False).natural_expr()),
         "Frame.entry": ("expression", lambda v: Frame(C, [[1, 0, 0], [0, 1, 0], [0, 0, v]])),
         "Frame.rows": ("list", lambda v: Frame(C, v)),
         "Frame.from_coframe": ("expression", lambda v: Frame.from_coframe(C, [[1, 0, 0], [0, 1, 0], [v, 0, 1]])),
@@ -125,5 +143,11 @@ def inputs(count: int, seed: int, canary: str):
     names = sorted(entries())
     for i in range(count):
         entry = rng.choice(names)
-        value = _wrong_value(rng) if rng.random() < 0.25 else _string(rng, canary)
-        yield f"{seed}-{i}-{entry}", entry, value
+        r = rng.random()
+        if r < 0.2:
+            value, kind = _wrong_value(rng), "wrong"
+        elif r < 0.35:
+            value, kind = _clean(rng), "clean"
+        else:
+            value, kind = _string(rng, canary), "hostile"
+        yield f"{seed}-{i}-{entry}-{kind}", entry, value
