@@ -10,6 +10,8 @@ string.  The test fails if the call succeeds, raises another class, or prints mo
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 import sympy as sp
 from sympy.physics import mechanics as me
@@ -17,7 +19,7 @@ from sympy.physics import mechanics as me
 from anholo import Chart, Forces, Frame, KinematicConstraints, Lagrangian, LinearConstraints, NonholonomicSystem
 from anholo import TangentBundle, VakonomicSystem, from_mechanics
 from anholo.dynamics.maggi import MaggiSystem
-from anholo.errors import (AnholoError, ArgumentError, ConstraintError, DependentConstraintsError, DimensionError,
+from anholo.errors import (AnholoError, ArgumentError, LimitError, ConstraintError, DependentConstraintsError, DimensionError,
                            MechanicsModelError, NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError, SystemFileError,
                            UnknownExampleError, UnknownSymbolError)
 from anholo.io.expressions import parse_expression
@@ -94,6 +96,8 @@ CASES = [
     ("lagrangian-comment", lambda: Lagrangian(TQ, "x_dot^2/2 # - x^2"), SystemFileError),
     ("lagrangian-matrix", lambda: Lagrangian(TQ, sp.Matrix([xd])), ArgumentError),
     ("lagrangian-complex", lambda: Lagrangian(TQ, 1 + 2j), ArgumentError),
+    ("lagrangian-huge-integer", lambda: Lagrangian(TQ, 10**5000), LimitError),
+    ("lagrangian-huge-decimal", lambda: Lagrangian(TQ, Decimal("1e5000")), LimitError),
     ("lagrangian-imaginary", lambda: Lagrangian(TQ, "x_dot^2 + sqrt(-1)*x"), SystemFileError),
     # --- Forces ------------------------------------------------------------------------------
     ("forces-string", lambda: Forces(C, "abc"), ArgumentError),

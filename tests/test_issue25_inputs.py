@@ -97,6 +97,16 @@ def test_string_coframe_entries_give_the_brackets():
     assert R[1][0][1] != 0  # the frame is anholonomic: a structure of {} (all zero) would fail here
 
 
+def test_python_numbers_keep_their_value():
+    """A Decimal is exact (as the same text in a string is), a Fraction too; a float keeps its value."""
+    from decimal import Decimal
+
+    assert Lagrangian(TQ, Decimal("0.1")).expr == sp.Rational(1, 10)
+    assert sp.Float(0.1) != sp.Rational(1, 10)  # so the comparison above can fail
+    assert Lagrangian(TQ, Fraction(1, 3)).expr == sp.Rational(1, 3)
+    assert Lagrangian(TQ, 0.5).expr == 0.5
+
+
 def test_forces_given_as_strings_and_as_one_string():
     C = Chart("x y", parameters=["c"])
     xd = C.velocities[0]

@@ -708,7 +708,17 @@ def as_expression(value, symbols, *, where: str, allow_unknown: bool = True) -> 
                                 f"{shown(value, 60)}; an equation Eq(a, b) is written as the expression a - b.")
         expr = _by_name(value, names, where, allow_unknown)
     elif isinstance(value, (int, float)) or _is_real_number(value):
-        expr = sp.sympify(value, strict=True)
+        from decimal import Decimal
+
+        if isinstance(value, Decimal) and value.is_finite():
+            _, digits, exponent = value.as_tuple()
+            _limits.check("digits", len(digits) + abs(exponent), where, f"a number of {len(digits) + abs(exponent)} digits")
+            expr = sp.Rational(str(value))  # a decimal is exact, as in a string
+        else:
+            expr = sp.sympify(value, strict=True)
+            if isinstance(expr, sp.Rational):
+                digits = max(_limits.digits_of(expr.p), _limits.digits_of(expr.q))
+                _limits.check("digits", digits, where, f"a number of about {digits} digits")
     else:
         raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string such as "
                             f"\"x_dot^2/2\"), got {type(value).__name__} {shown(repr(value), 60)}.")
@@ -759,7 +769,8 @@ def _is_real_number(value) -> bool:
     """True for numbers other than int/float that SymPy converts exactly (numpy scalars, Fraction, Decimal)."""
     import numbers
 
-    return isinstance(value, numbers.Real)
+    return isinstance(value, numbers.Real) or (isinstance(value, numbers.Number)
+                                               and not isinstance(value, numbers.Complex))  # Decimal
 
 
 def _by_name(expr: sp.Expr, names: Mapping[str, Any], where: str, allow_unknown: bool) -> sp.Expr:
