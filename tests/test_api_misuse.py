@@ -19,6 +19,7 @@ from sympy.physics import mechanics as me
 from anholo import Chart, Forces, Frame, KinematicConstraints, Lagrangian, LinearConstraints, NonholonomicSystem
 from anholo import TangentBundle, VakonomicSystem, from_mechanics
 from anholo.dynamics.maggi import MaggiSystem
+from anholo.geometry.forms import Form
 from anholo.errors import (AnholoError, ArgumentError, LimitError, ConstraintError, DependentConstraintsError, DimensionError,
                            MechanicsModelError, NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError, SystemFileError,
                            UnknownExampleError, UnknownSymbolError)
@@ -130,6 +131,13 @@ CASES = [
     ("nonholonomic-lagrangian-string", lambda: NonholonomicSystem("x_dot^2", ["y_dot"]), ArgumentError),
     ("nonholonomic-forces-string", lambda: NonholonomicSystem(L, ["y_dot - x*x_dot"], forces="ab"), ArgumentError),
     ("nonholonomic-forces-length", lambda: NonholonomicSystem(L, ["y_dot - x*x_dot"], forces=[0]), DimensionError),
+    ("nonholonomic-frame-string", lambda: NonholonomicSystem(L, ["y_dot - x*x_dot"], frame="abc"), ArgumentError),
+    ("nonholonomic-time-int", lambda: NonholonomicSystem(L, ["y_dot - x*x_dot"], time=5), ArgumentError),
+    ("nonholonomic-dependent-int", lambda: NonholonomicSystem(L, ["y_dot - x*x_dot"], dependent=7), ArgumentError),
+    ("nonholonomic-free-int", lambda: NonholonomicSystem(L, ["y_dot - x*x_dot"], free=3), ArgumentError),
+    ("frame-rank-D-string", lambda: F.with_rank_D("1"), ArgumentError),
+    ("frame-apply-index-string", lambda: F.apply("a", "x"), ArgumentError),
+    ("form-degree-string", lambda: Form(F, "a"), ArgumentError),
     ("vakonomic-none", lambda: VakonomicSystem(None), ArgumentError),
     ("maggi-constraints-string", lambda: MaggiSystem(C, "x_dot^2/2", "y_dot"), ArgumentError),
     ("maggi-forces-string", lambda: MaggiSystem(C, "x_dot^2/2 + y_dot^2/2", ["y_dot - x*x_dot"], forces="ab"),

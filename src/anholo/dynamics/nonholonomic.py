@@ -51,7 +51,7 @@ from ..algebra import (
     tidy,
     xreplace_dag,
 )
-from ..errors import DimensionError, IrregularLagrangianError
+from ..errors import ArgumentError, DimensionError, IrregularLagrangianError
 from ..constraints.linear import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
@@ -134,6 +134,16 @@ class NonholonomicSystem:
 
     def __post_init__(self):
         L = self.lagrangian
+        if self.frame is not None and not isinstance(self.frame, Frame):
+            raise ArgumentError(f"NonholonomicSystem: frame= must be a Frame adapted to the constraints (or None), "
+                                f"got {type(self.frame).__name__}.")
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise ArgumentError(f"NonholonomicSystem: time= must be a sympy Symbol, got {type(self.time).__name__}.")
+        for key in ("dependent", "free"):
+            value = getattr(self, key)
+            if value is not None and not hasattr(value, "__iter__"):
+                raise ArgumentError(f"NonholonomicSystem: {key}= must be a list of names, symbols or indices, "
+                                    f"got {type(value).__name__} {value!r}.")
         if isinstance(L, Lagrangian) and not isinstance(self.constraints, LinearConstraints):
             # constraints in the frame's quasi-velocities (e.g. "w - a*omega") are rewritten in q_dot
             object.__setattr__(self, "constraints", natural_constraints(L.bundle, self.constraints))

@@ -29,7 +29,7 @@ import sympy as sp
 
 from ..algebra import vanishes
 from ..algebra.printing import latex
-from ..errors import AnholoError, DimensionError
+from ..errors import AnholoError, ArgumentError, DimensionError
 from ..io.expressions import as_argument, as_sequence, chart_names
 from .vector_field import VectorField
 
@@ -94,6 +94,8 @@ class Form:
 
     def __init__(self, basis, degree: int, components: Mapping | None = None):
         self.basis = basis
+        if isinstance(degree, bool) or not isinstance(degree, (int, sp.Integer)) or degree < 0:
+            raise ArgumentError(f"a form's degree must be a nonnegative integer, got {degree!r}.")
         self.degree = int(degree)
         comps: dict = {}
         for key, val in (components or {}).items():

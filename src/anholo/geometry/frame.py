@@ -28,7 +28,7 @@ from ..algebra import kernel as _kernel
 from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
 from ..algebra.differentiation import diff_dag
 from ..algebra.printing import combination_latex, latex
-from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
+from ..errors import ArgumentError, DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError, printable
 from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
 from .chart import Chart
 from .vector_field import VectorField
@@ -272,6 +272,9 @@ class Frame:
             object.__setattr__(self, "chart", Chart(self.chart))
         mat = _matrix_rows(self.chart, self.vectors, "frame")
         object.__setattr__(self, "vectors", mat)
+        if self.rank_D is not None and (isinstance(self.rank_D, bool) or not isinstance(self.rank_D, int)):
+            raise ArgumentError(f"rank_D must be an integer in 0..{self.chart.dim} (or None), got "
+                                f"{type(self.rank_D).__name__} {printable(repr(self.rank_D))[:40]}.")
         if self.rank_D is not None and not 0 <= self.rank_D <= self.chart.dim:
             raise DimensionError(f"rank_D must lie in 0..{self.chart.dim}, got {self.rank_D}.")
         if self._init_in_kernel(mat):
@@ -506,6 +509,10 @@ class Frame:
         return tuple(self.coframe.row(self._idx(i)))
 
     def _idx(self, i: int) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, sp.Integer)):
+            raise ArgumentError(f"a frame index must be an integer in 0..{self.dim - 1}, got {type(i).__name__} "
+                                f"{printable(repr(i))[:40]}.")
+        i = int(i)
         if not 0 <= i < self.dim:
             raise DimensionError(f"frame index {i} out of range 0..{self.dim - 1} (indices are 0-based).")
         return i
