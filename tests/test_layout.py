@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "anholo"
 # ``io.expressions`` (the safe expression parser, which imports nothing of anholo
 # but the errors and its limits, io.limits) sits at the bottom: every layer that accepts strings reads them with it.
 LAYERS = [
-    ("errors", "io.expressions", "io.limits"),
+    ("errors", "io.expressions", "io.limits", "io.files"),
     ("algebra",),
     ("geometry",),
     ("constraints",),

@@ -47,6 +47,16 @@ to rock and reverses its spin within seconds: anholo simulate rattleback \\
 11 s (without dissipation it then reverses as well)."""'''
 
 
+#: Appended to rattleback.toml: display units (anholo linearize shows them).
+UNITS = '''
+[units]
+yaw_dot = "rad/s"
+roll_dot = "rad/s"
+pitch_dot = "rad/s"
+roll = "rad"
+pitch = "rad"'''
+
+
 def main() -> None:
     KM, values = rattleback()
     model = from_mechanics(KM, values=values, name="Rattleback")
@@ -56,6 +66,7 @@ def main() -> None:
             out.append(DESCRIPTION)
         else:
             out.append(line)
+    out += UNITS.splitlines()
     path = ROOT / "src" / "anholo" / "examples" / "rattleback.toml"
     path.write_text("\n".join(out) + "\n")
     print(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -64,6 +64,22 @@ pitch-rate constraint (Meijaard, Papadopoulos, Ruina & Schwab 2007). \
 D has rank 3, with the lean, steer and rear-wheel rates free."""'''
 
 
+#: Appended to whipple_bicycle.toml: the forward speed of the rear contact (for anholo linearize --at/--sweep)
+#: and display units.
+TABLES = '''
+[quantities]
+speed = "x_dot*cos(yaw) + y_dot*sin(yaw)"
+
+[units]
+speed = "m/s"
+lean = "rad"
+steer = "rad"
+lean_dot = "rad/s"
+steer_dot = "rad/s"
+rear_wheel_dot = "rad/s"
+yaw_dot = "rad/s"'''
+
+
 def write(name: str, title: str, description: str, pitch_rate: bool) -> None:
     KM, values = whipple_bicycle(pitch_rate=pitch_rate)
     model = from_mechanics(KM, values=values)
@@ -83,6 +99,8 @@ def write(name: str, title: str, description: str, pitch_rate: bool) -> None:
             out.append("coordinates = [" + ", ".join(f'"{c}"' for c in ORDER) + "]")
         else:
             out.append(line)
+    if not pitch_rate:
+        out += TABLES.splitlines()
     path = ROOT / "src" / "anholo" / "examples" / f"{name}.toml"
     path.write_text("\n".join(out) + "\n")
     print(f"wrote {path} ({path.stat().st_size} bytes)")

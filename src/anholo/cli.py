@@ -93,6 +93,7 @@ _SECTION_NAMES = ("frame", "euler_lagrange", "nonholonomic", "vakonomic", "consi
 _DEFAULT_BUDGET = 120.0
 _VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
 _SIMULATE_BUDGET = 600.0
+_SWEEP_BUDGET = 3600.0
 
 
 def _budget(args, default: float) -> float:
@@ -146,7 +147,10 @@ def _add_simulate_parser(sub) -> None:
                      help="vakonomic only: initial multipliers of the constraints as written (default 0)")
     sim.add_argument("--t-end", required=True, type=float, metavar="T", help="integrate over [0, T]")
     sim.add_argument("--method", default="DOP853",
-                     help="solve_ivp method: DOP853 (default), RK45, RK23, Radau, BDF, LSODA")
+                     help="solve_ivp method: DOP853 (default), RK45, RK23, Radau, BDF, LSODA; or the fixed-step "
+                     "structure-preserving variational (discrete Lagrange-d'Alembert) or hamel, with --step")
+    sim.add_argument("--step", type=float, default=None, metavar="H",
+                     help="the fixed step of --method variational or hamel (docs/integrators.rst)")
     sim.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
     sim.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
     sim.add_argument("--points", type=int, default=1001, help="number of output times (default 1001)")
@@ -164,6 +168,10 @@ def _add_simulate_parser(sub) -> None:
     sim.add_argument("--input", dest="inputs", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=EXPR", help="a control input of the file (inputs = [...]) as an expression in "
                      "the time t and the coordinates, e.g. --input tau=0.2*sin(t) (repeatable)")
+    sim.add_argument("--stop-when", dest="stop_when", default=None, metavar="EXPR",
+                     help="stop when this condition on t, the coordinates and <coordinate>_dot becomes true, "
+                     "e.g. --stop-when \"abs(theta) > 1.5\" (a comparison; or an expression: stop where it "
+                     "changes sign)")
     sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     sim.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                      help="time the derivation and integration may take (default %g s)" % _SIMULATE_BUDGET)
@@ -279,6 +287,7 @@ def _simulate(args, out) -> int:
 
     system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
+    from .numerics.events import stop_event
 
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.lambda0 is not None and field != "vakonomic":
@@ -299,14 +308,35 @@ def _simulate(args, out) -> int:
     say(f"deriving the {field} field of {system.name!r} ...")
     ode = from_system(system, field, dependent=dependent)
     compiled = compile_system(ode)
+    atlas = None
+    if (field == "nonholonomic" or (field == "euler-lagrange" and not system.has_constraints)) and not args.inputs:
+        from .numerics.charts import ChartAtlas
+
+        atlas = ChartAtlas(system)  # other charts, built only if the frame degenerates along the motion
+        from .dynamics.maggi import MaggiSystem
+
+        if isinstance(ode, MaggiSystem):  # a large system: Maggi's equations are the field's own chart
+            atlas.adopt(ode, compiled)
     say(f"derived and compiled in {time.perf_counter() - t0:.2f} s; state ({', '.join(compiled.state_names)})")
     lambda0 = None
     if args.lambda0 is not None:
         lambda0 = _numbers(args.lambda0, "--lambda0", compiled.n_inputs, compiled.multiplier_names)
-    traj = simulate(compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric, method=args.method,
-                    rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
-                    inputs=_input_functions(args.inputs, compiled))
-    say(f"integrated t in [0, {args.t_end:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
+    structured = args.method in ("variational", "hamel")  # integrate the system itself at the fixed step
+    if structured and field != ("nonholonomic" if system.has_constraints else "euler-lagrange"):
+        raise SimulationError(f"--method {args.method} integrates the nonholonomic field; leave out --field {field}.")
+    traj = simulate(system if structured else compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric,
+                    method=args.method, rtol=args.rtol, atol=args.atol, points=args.points, progress=not args.quiet,
+                    inputs=_input_functions(args.inputs, compiled), atlas=None if structured else atlas,
+                    events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None,
+                    step=args.step)
+    for note in traj.notes:
+        say(note)
+    t_reached = float(traj.t[-1]) if len(traj.t) else 0.0
+    if traj.interrupted:
+        say(f"{traj.message}; keeping the motion computed so far ({len(traj.t)} points)")
+    elif args.stop_when and traj.message.startswith("stopped"):
+        say(f"stopped at t = {traj.message.rsplit('= ', 1)[1]}: {args.stop_when}")
+    say(f"integrated t in [0, {t_reached:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
     if args.csv:
         try:
             traj.to_csv(args.csv)
@@ -329,7 +359,9 @@ def _simulate(args, out) -> int:
         say(f"wrote {args.plot}")
     drift = traj.energy_drift()
     res = traj.constraint_residuals()
-    print(f"{system.name}: {field} field, t in [0, {args.t_end:g}], {len(traj.t)} points", file=out)
+    print(f"{system.name}: {field} field, t in [0, {t_reached:g}], {len(traj.t)} points", file=out)
+    if traj.interrupted or (args.stop_when and traj.message.startswith("stopped")):
+        print(f"  {traj.message}", file=out)
     width = max(len(n) for n in names + list(compiled.multiplier_names)) + 4
     print(f"  final state (t = {traj.t[-1]:g}):", file=out)
     for name, q, u in zip(names, traj.q[:, -1], traj.qdot[:, -1]):
@@ -342,7 +374,7 @@ def _simulate(args, out) -> int:
     hol = traj.holonomic_residuals()
     if hol.size:
         print(f"  max |holonomic residual|: {abs(hol).max():.3g}", file=out)
-    return 0
+    return 130 if traj.interrupted else 0
 
 
 def _add_sweep_parser(sub) -> None:
@@ -378,20 +410,61 @@ def _add_sweep_parser(sub) -> None:
     sw.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                     metavar="NAME=VALUE", help="value of a parameter that is not swept (repeatable)")
     sw.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    sw.add_argument("--resume", action="store_true",
+                    help="keep the rows of an earlier, interrupted run of the same sweep (read from --csv or its "
+                    ".partial file) and run only the missing ones")
+    sw.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                    help=f"stop after this many seconds of wall time, keeping the finished rows (default "
+                    f"{_SWEEP_BUDGET:g})")
 
 
 def _cmd_sweep(args, out) -> int:
-    """Exit status 0: every run succeeded; 3: the table was written, but some runs failed (see status)."""
+    """Exit status 0: every run succeeded; 3: some runs failed (see status) or the budget ran out; 130:
+    interrupted (Ctrl-C or SIGTERM).  Finished rows are never lost: with --csv each is appended to
+    OUT.csv.partial as it finishes, and the table of the finished rows is written to OUT.csv at the end,
+    whatever the end."""
+    budget = _budget(args, _SWEEP_BUDGET)
+    from . import numerics  # noqa: F401 - imported before the clock starts
+
+    return _within_budget(budget, "sweep", lambda: _sweep(args, out))
+
+
+def _sweep(args, out) -> int:
+    import signal
+
     import numpy as np
 
     from .errors import SimulationError
+    from .io.files import TableWriter, check_output_path, partial_path
+    from .io.validation import check_parameter_value
     from .numerics import compile_system, from_system
-    from .numerics.sweep import parse_range, sweep
+    from .numerics.sweep import SweepResult, csv_cells, grid, parse_range, read_rows, sweep, sweep_columns
 
     ranges = dict(parse_range(r) for r in args.ranges)
     if len(ranges) != len(args.ranges):
         raise SimulationError("a name is given twice with --param; give each swept name once.")
+    names_, points_ = grid(ranges)  # bounded by the limit 'runs' before anything is built
+    inputs = [args.target] if os.path.exists(args.target) else []
+    if args.csv:
+        check_output_path(args.csv, "--csv", inputs=inputs, error=SimulationError)
+    if args.parquet:
+        check_output_path(args.parquet, "--parquet", inputs=inputs, error=SimulationError)
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:
+            raise SimulationError("--parquet needs pyarrow, which is not installed; pip install pyarrow (or write "
+                                  "--csv).") from None
+    if args.plot:
+        check_output_path(args.plot, "--plot", inputs=inputs, suffixes=(".png", ".pdf", ".svg"),
+                          error=SimulationError)
+    if args.resume and not args.csv:
+        raise SimulationError("--resume reads the rows of the earlier run from its --csv table; give --csv OUT.csv.")
     system, numeric = _run_setup(args)
+    by_name = {p.name: p for p in system.chart.parameters}
+    for k, name in enumerate(names_):  # every swept value by the rule of --set (finite, real, declared sign)
+        if name in by_name:
+            for value in dict.fromkeys(point[k] for point in points_):
+                check_parameter_value(by_name[name], value, f"--param {name}", SimulationError)
     field = args.field or ("nonholonomic" if system.has_constraints else "euler-lagrange")
     if args.gap and field != "nonholonomic":
         raise SimulationError(f"--gap compares the nonholonomic with the vakonomic motion; this run is {field}.")
@@ -400,17 +473,48 @@ def _cmd_sweep(args, out) -> int:
     qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
     compiled = compile_system(from_system(system, field))
     other = compile_system(from_system(system, "vakonomic")) if args.gap else None
+    columns = sweep_columns(names_, compiled.coordinate_names, other is not None)
+    done = {}
+    if args.resume:
+        for path in (args.csv, partial_path(args.csv)):
+            if os.path.exists(path):
+                done.update(read_rows(path, columns))
+    order = {tuple(p): i for i, p in enumerate(points_)}
+    done = {k: v for k, v in done.items() if k in order}
+    writer = TableWriter(args.csv, columns, SimulationError, rows=[csv_cells(r) for r in done.values()]) \
+        if args.csv else None
+    kept: list = list(done.values())
+
+    def on_row(row):
+        kept.append(row)
+        if writer is not None:
+            writer.add(csv_cells(row))
+
+    def terminate(signum, frame):  # SIGTERM: stop like Ctrl-C (the workers are stopped, finished rows kept)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminate) if hasattr(signal, "SIGTERM") else None
     show = not args.quiet and sys.stderr.isatty()
-    result = sweep(compiled, ranges, q0, qdot0, args.t_end, parameters=numeric, compare_with=other,
-                   workers=args.workers, scheduler=args.scheduler, progress=show, points=args.points,
-                   method=args.method, rtol=args.rtol, atol=args.atol)
+    result = None
     try:
-        if args.csv:
-            result.to_csv(args.csv)
+        result = sweep(compiled, ranges, q0, qdot0, args.t_end, parameters=numeric, compare_with=other,
+                       workers=args.workers, scheduler=args.scheduler, progress=show, points=args.points,
+                       method=args.method, rtol=args.rtol, atol=args.atol, on_row=on_row, done=done)
+    finally:  # whatever the end (a budget, a signal): the finished rows are written
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        rows = tuple(sorted(kept, key=lambda r: order[tuple(r[:len(names_)])]))
+        if writer is not None:
+            writer.finish(key=lambda cells: order[tuple(float(c) for c in cells[:len(names_)])])
         if args.parquet:
-            result.to_parquet(args.parquet)
-    except OSError as exc:
-        raise SimulationError(f"cannot write the sweep table: {exc.strerror or exc}.") from exc
+            SweepResult(names_, columns, rows, compiled.kind, compiled.name, float(args.t_end)).to_parquet(
+                args.parquet)
+        if result is None or not result.complete:
+            for path in (args.csv, args.parquet):
+                if path:
+                    print(f"anholo: wrote the {len(rows)} finished rows of {len(points_)} to {path}"
+                          + (f" (run the same command with --resume to finish)" if args.csv else ""),
+                          file=sys.stderr)
     if args.plot:
         from .plotting import plot_sweep, save_figure
 
@@ -424,6 +528,9 @@ def _cmd_sweep(args, out) -> int:
         print(f"  max energy_drift: {np.nanmax(drift) if np.isfinite(drift).any() else float('nan'):.3g}", file=out)
         print(f"  max constraint_residual: {np.nanmax(res) if np.isfinite(res).any() else float('nan'):.3g}",
               file=out)
+    if not result.complete:
+        print(f"anholo: {result.interrupted}: {len(result)} of {len(points_)} runs finished", file=sys.stderr)
+        return 130
     for path in (args.csv, args.parquet, args.plot):
         if path and not args.quiet:
             print(f"anholo: wrote {path}", file=sys.stderr)
@@ -519,15 +626,27 @@ def _add_linearize_parser(sub) -> None:
         description="Linearise the nonholonomic field on C (states: coordinates and free quasi-velocities "
         "v1, v2, ... of the adapted frame, see 'anholo analyze FILE --sections frame,nonholonomic') or the "
         "Euler-Lagrange field about a reference state, from the implicit form M v_dot = F; with --sweep, "
-        "a table of eigenvalues over a range of a state (e.g. a speed) or a parameter.",
+        "a table of eigenvalues over a range of a state (e.g. a speed), a quantity or a parameter. Without "
+        "--states the coordinates the field does not depend on (ignorable: yaw, position, wheel angles) are "
+        "dropped and, for a steady motion, velocities invariant under them are chosen, so that the "
+        "eigenvalues are the growth rates of the steady motion (a relative equilibrium).",
     )
     lin.add_argument("target", metavar="FILE_OR_EXAMPLE", help="path of a system file, or an example name")
     lin.add_argument("--at", default="", metavar="NAME=VALUE,...",
-                     help="the reference state (states not given are 0) and the inputs' values (default 0)")
+                     help="the reference state (states not given are 0) and the inputs' values (default 0); NAME "
+                     "is a state (coordinate or free quasi-velocity), a velocity by its coordinate (yaw_dot=-3), "
+                     "a quantity of the file's [quantities] or of --define (speed=5), or an input")
+    lin.add_argument("--define", dest="definitions", action="append", default=[], type=_parse_assignment,
+                     metavar="NAME=EXPR", help="a quantity for --at and --sweep, affine in the velocities, e.g. "
+                     "--define 'v=WRrad*rear_wheel_dot' (repeatable; the file's [quantities] are defined too)")
     lin.add_argument("--states", default=None, metavar="NAME,...",
-                     help="the states to linearise in (default: all coordinates and free quasi-velocities)")
+                     help="the states to linearise in (default: the coordinates that are not ignorable and the free "
+                     "velocities); refused if their field depends on a dropped coordinate")
+    lin.add_argument("--dependent", default=None, metavar="NAMES",
+                     help="solve the constraints for the velocities of these coordinates (comma-separated "
+                     "coordinate or quasi-velocity names), e.g. --dependent x,y for free angular rates")
     lin.add_argument("--sweep", default=None, metavar="NAME=START:STOP:COUNT",
-                     help="a state (e.g. a speed) or parameter to sweep over COUNT values")
+                     help="a state, quantity (e.g. a speed) or parameter to sweep over COUNT values")
     lin.add_argument("--field", choices=("nonholonomic", "euler-lagrange"), default=None,
                      help="the dynamics (default: nonholonomic for a system with constraints)")
     lin.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
@@ -536,63 +655,185 @@ def _add_linearize_parser(sub) -> None:
     lin.add_argument("--plot", default=None, metavar="OUT.png", help="save the eigenvalues over the sweep")
 
 
+def _linearize_setup(args):
+    """The system, its field's source builder, the parameter values, and the --at / --sweep requests: states
+    fixed by value, and quantities (``(name, expression, value)``) to be solved for free velocities."""
+    import sympy as sp
+
+    from .errors import DimensionError, InitialStateError
+    from .examples import resolve_system
+    from .io.expressions import parse_expression
+    from .system import System
+
+    spec = resolve_system(args.target)
+    system = System.from_spec(spec)
+    params = {str(k): v for k, v in (system.values or {}).items()}
+    params.update(_numeric_parameters(system, _assignments(args)))
+    field = args.field or ("nonholonomic" if system.constraints else "euler-lagrange")
+    coords = [c.name for c in system.chart.coordinates]
+    dependent = None
+    if args.dependent is not None:
+        if field != "nonholonomic":
+            raise DimensionError("--dependent chooses the velocities solved from the constraints; it needs the "
+                                 "nonholonomic field.")
+        quasi = [v.name for v in system.bundle.quasi_velocities]
+        dependent = [d.strip() for d in args.dependent.split(",") if d.strip()]
+        unknown = [d for d in dependent if d not in coords and d not in quasi]
+        if unknown:
+            raise DimensionError(f"--dependent: {', '.join(unknown)} not coordinates or quasi-velocities; use some "
+                                 f"of {', '.join(dict.fromkeys(coords + quasi))}.")
+        if system.frame.is_coordinate_frame:
+            dependent = [coords[quasi.index(d)] if d in quasi and d not in coords else d for d in dependent]
+
+    def build(dep):
+        if field != "nonholonomic":
+            return system.lagrangian
+        chosen = list(dep) if dep is not None else dependent
+        return system.nonholonomic(dependent=chosen) if chosen is not None else system.nonholonomic()
+
+    symbols = {s.name: s for s in system.chart.coordinates + system.chart.velocities + system.chart.parameters}
+    quantities = dict(spec.quantities)
+    for name, text in args.definitions:
+        if not name.isidentifier() or name in symbols:
+            raise InitialStateError(f"--define {name}: give a new name (not a coordinate, velocity or parameter).")
+        quantities[name] = parse_expression(text, symbols, where=f"--define {name}")
+    source = build(None)
+    maggi = hasattr(source, "free_coordinates")
+    free = [v.name for v in source.free_velocities] if field == "nonholonomic" else \
+        [v.name for v in system.bundle.quasi_velocities]
+    inputs = {w.name for w in system.inputs}
+
+    def request(name: str):
+        """('state', name) or ('quantity', expression) for a name of --at / --sweep, or None (a parameter)."""
+        if name in coords:
+            return ("state", name)
+        if name in free:  # Maggi's free velocities are coordinate velocities: kept through a change of dependent
+            if maggi:
+                return ("quantity", sp.Symbol(f"{source.free_coordinates[free.index(name)].name}_dot", real=True))
+            return ("state", name)
+        if name in quantities:
+            return ("quantity", quantities[name])
+        if name.endswith("_dot") and name[:-4] in coords:
+            return ("quantity", symbols[name])
+        return None
+
+    fixed, targets = {}, []
+    for item in filter(None, (x.strip() for x in args.at.split(","))):
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq:
+            raise InitialStateError(f"--at expects NAME=VALUE,..., got {item!r}.")
+        number = _numbers(value, f"--at {name}", 1, [name])[0]
+        if name in inputs:
+            params[name] = number
+            continue
+        kind = request(name)
+        if kind is None:
+            raise InitialStateError(
+                f"--at {name}: not a state, velocity, quantity or input of {system.name!r}; the states are "
+                f"{', '.join(coords + free)}, velocities NAME_dot, quantities {', '.join(quantities) or '(none)'}.")
+        if kind[0] == "state":
+            fixed[name] = number
+        else:
+            targets.append((name, kind[1], number))
+    for w in inputs:  # the inputs' reference values: --at NAME=VALUE, else 0 (B is the derivative there)
+        params.setdefault(w, 0.0)
+    return spec, system, field, build, source, params, fixed, targets, request
+
+
 def _cmd_linearize(args, out) -> int:
     import json
 
     import numpy as np
 
-    from .analysis.linearization import LinearizationProblem
+    from .analysis.linearization import LinearizationProblem, _complex_text
+    from .analysis.relative_equilibria import check_states, choose_states, reference_state
     from .errors import InitialStateError
-    from .system import System
+    from .io.limits import check as check_limit
 
-    system = System.load(args.target)
-    params = {str(k): v for k, v in (system.values or {}).items()}
-    params.update(_numeric_parameters(system, _assignments(args)))
-    ref = {}
-    for item in filter(None, (x.strip() for x in args.at.split(","))):
-        name, _, value = item.partition("=")
-        if not _:
-            raise InitialStateError(f"--at expects NAME=VALUE,..., got {item!r}.")
-        ref[name.strip()] = _numbers(value, f"--at {name.strip()}", 1, [name.strip()])[0]
-    for w in system.inputs:  # the inputs' reference values: --at NAME=VALUE, else 0 (B is the derivative there)
-        params[w.name] = ref.pop(w.name, 0.0)
-    field = args.field or ("nonholonomic" if system.constraints else "euler-lagrange")
-    source = system.nonholonomic() if field == "nonholonomic" else system.lagrangian
-    states = None if args.states is None else [x.strip() for x in args.states.split(",") if x.strip()]
-    problem = LinearizationProblem(source, states, holonomic=system.holonomic if field == "nonholonomic" else ())
+    spec, system, field, build, source, params, fixed, targets, request = _linearize_setup(args)
+    hol = system.holonomic if field == "nonholonomic" else ()
+    name, xs, sweep_kind = None, [], None
     if args.sweep:
-        name, _, rng = args.sweep.partition("=")
-        parts = rng.split(":")
-        if not _ or len(parts) != 3:
+        name, eq, rng = args.sweep.partition("=")
+        name, parts = name.strip(), rng.split(":")
+        if not eq or len(parts) != 3:
             raise InitialStateError(f"--sweep expects NAME=START:STOP:COUNT, got {args.sweep!r}.")
         start, stop = (_numbers(x, "--sweep", 1, [name])[0] for x in parts[:2])
-        count = int(_numbers(parts[2], "--sweep COUNT", 1, ["COUNT"])[0])
-        xs = np.linspace(start, stop, max(count, 1))
-        results = problem.sweep(name.strip(), xs, ref, params)
+        count = _numbers(parts[2], "--sweep COUNT", 1, ["COUNT"])[0]
+        if not float(count).is_integer() or count < 1:
+            raise InitialStateError(f"--sweep {name}: COUNT must be a positive integer, got {parts[2]!r}.")
+        check_limit("runs", int(count), f"--sweep {name}", f"COUNT = {int(count)}")
+        xs = np.linspace(start, stop, int(count))
+        sweep_kind = request(name)
+        if sweep_kind is None and name not in params:
+            raise InitialStateError(f"--sweep {name}: not a state, velocity, quantity or parameter of {system.name!r}.")
+
+    def reference(src, x=None):
+        fix, tg, par = dict(fixed), [(e, v) for _, e, v in targets], dict(params)
+        if name is not None:
+            if sweep_kind is None:
+                par[name] = float(x)
+            elif sweep_kind[0] == "state":
+                fix[name] = float(x)
+            else:
+                tg.append((sweep_kind[1], float(x)))
+        return reference_state(src, fix, tg, par), par
+
+    ref0, par0 = reference(source, xs[0] if name is not None else None)
+    if args.states is not None:
+        states = [x.strip() for x in args.states.split(",") if x.strip()]
+        problem = LinearizationProblem(source, states, holonomic=hol)
+        choice = check_states(source, [s.name for s in problem.states], ref0, par0, hol)
     else:
-        name, xs, results = None, [], [problem.at(ref, params)]
+        source, choice, ref0 = choose_states(build, ref0, par0, hol, dependent_given=args.dependent is not None)
+        problem = LinearizationProblem(source, choice.states, holonomic=hol)
+    results = [problem.at(*reference(source, x)) for x in xs] if name is not None else \
+        [problem.at(*reference(source))]
+    units = _linearize_units(spec, source, [s.name for s in problem.states] + ([name] if name else []))
     if args.json:
         payload = {"field": field, "states": [s.name for s in problem.states], "sweep": name,
-                   "values": [float(x) for x in xs], "results": [r.to_dict() for r in results]}
+                   "values": [float(x) for x in xs], "results": [r.to_dict() for r in results],
+                   "choice": choice.to_dict(), "units": units}
         print(json.dumps(payload, indent=2), file=out)
     elif name is None:
-        print(f"{system.name}: {field} field linearised at " + (", ".join(f"{k} = {v:g}" for k, v in ref.items())
-                                                               or "the origin"), file=out)
+        at = ", ".join(x.strip().replace("=", " = ", 1) for x in args.at.split(",") if x.strip())
+        print(f"{system.name}: {field} field linearised at " + (at or "the origin"), file=out)
+        print(f"  {choice}", file=out)
         print(results[0], file=out)
-        print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
+        if not results[0].is_equilibrium:
+            print("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
+                  + "): the eigenvalues do not decide stability", file=out)
+        else:
+            print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
     else:
-        print(f"{system.name}: eigenvalues of the {field} field in "
-              + ", ".join(s.name for s in problem.states) + f" over {name}", file=out)
-        from .analysis.linearization import _complex_text
-        print(f"{name:>10}  stable  eigenvalues", file=out)
+        label = name + (f" [{units[name]}]" if name in units else "")
+        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}", file=out)
+        print(f"{label:>10}  stable  eigenvalues", file=out)
         for x, r in zip(xs, results):
             print(f"{x:10.5g}  {'yes' if r.stable else 'no ':>6}  " + ", ".join(_complex_text(e) for e in r.eigenvalues),
                   file=out)
     if args.plot:
         from .plotting import eigenvalue_plot, save_figure
-        fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference")
+        fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference",
+                              unit=units.get(name) if name else None,
+                              title=f"{system.name}: {', '.join(s.name for s in problem.states)}")
         print(f"figure written to {save_figure(fig, args.plot)}", file=out)
     return 0
+
+
+def _linearize_units(spec, source, names) -> dict:
+    """Units of the file's [units] for the names of a linearisation (a free velocity of Maggi's route has the
+    unit of its coordinate's velocity)."""
+    units = dict(getattr(spec, "units", {}) or {})
+    out = {}
+    free = {v.name: f.name for v, f in zip(source.free_velocities, getattr(source, "free_coordinates", ()))}
+    for n in names:
+        if n in units:
+            out[n] = units[n]
+        elif n in free and f"{free[n]}_dot" in units:
+            out[n] = units[f"{free[n]}_dot"]
+    return out
 
 
 def main(argv=None, out=None) -> int:

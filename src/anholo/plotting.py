@@ -453,9 +453,10 @@ def save_figure(fig, path) -> Path:
     return path
 
 
-def eigenvalue_plot(values, linearizations, name: str, ax=None):
+def eigenvalue_plot(values, linearizations, name: str, ax=None, unit: str | None = None, title: str | None = None):
     """Real and imaginary parts of the eigenvalues of linearisations over a sweep of ``name``
-    (:meth:`anholo.analysis.linearization.LinearizationProblem.sweep`); returns the figure."""
+    (:meth:`anholo.analysis.linearization.LinearizationProblem.sweep`), the axis labelled ``name [unit]``;
+    returns the figure."""
     fig, axes = _axes(ax, rows=1)
     a = axes[0]
     for k in range(max((len(r.eigenvalues) for r in linearizations), default=0)):
@@ -464,7 +465,9 @@ def eigenvalue_plot(values, linearizations, name: str, ax=None):
         a.plot(values, re, "o", ms=3, color="C0", label="Re" if k == 0 else None)
         a.plot(values, im, "x", ms=3, color="C1", label="|Im|" if k == 0 else None)
     a.axhline(0.0, color="k", lw=0.5)
-    a.set_xlabel(name)
+    a.set_xlabel(f"{name} [{unit}]" if unit else name)
     a.set_ylabel("eigenvalues")
+    if title:
+        a.set_title(title)
     a.legend()
     return fig

@@ -80,6 +80,7 @@ from ..dynamics.lagrangian import Lagrangian, constrained_problem
 from ..dynamics.nonholonomic import NonholonomicSystem
 from .chaplygin_symmetry import field_invariance, momentum_equivariance, multiplier_equivariance, vakonomic_momenta
 from .reduction import ChaplyginReduction
+from .sections import excluded_parameters
 
 __all__ = [
     "ChaplyginSystem",
@@ -499,16 +500,21 @@ class ChaplyginSystem:
         return ChaplyginVerdict(None, res, conds, "σ = −p is consistent iff " + _describe(conds))
 
     def _admissible(self, conds) -> list:
-        """Drop from each condition the parameter factors p whose vanishing makes L irregular w.r.t.
-        D or 𝔤 (e.g. a mass): the Chaplygin theory assumes both (Prop. 5).  A condition left
-        without factors cannot hold: it becomes the number 1."""
+        """Drop from each condition the parameter factors p whose vanishing is not a legitimate
+        special case: the parameters the consistency verdicts exclude
+        (:func:`anholo.analysis.sections.excluded_parameters`: those entering the frame or the
+        constraints, whose vanishing changes D, and those making L singular or irregular w.r.t. D),
+        and those making L irregular w.r.t. 𝔤 (the Chaplygin theory assumes regularity w.r.t. D
+        and 𝔤, Prop. 5 of Crampin & Mestdag (2010)).  A condition left without factors cannot
+        hold: it becomes the number 1."""
+        excluded = excluded_parameters(self.nonholonomic)
         out = []
         for c in conds:
             keep = []
             for f in sp.Mul.make_args(sp.factor(c)):
                 base = f.base if f.is_Pow and f.exp.is_positive else f
                 if base.is_Symbol and base in self.frame.chart.parameters:
-                    if not self._regular_at({base: 0}):
+                    if base in excluded or not self._regular_at({base: 0}):
                         continue
                 keep.append(base)
             out.append(sp.Mul(*keep))

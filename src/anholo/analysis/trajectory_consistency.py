@@ -52,6 +52,7 @@ from ..io.expressions import sympified
 from ..algebra import free_symbols, solve_generic, tidy, vanishes
 from ..algebra.printing import tex_text
 from ..constraints.linear import LinearConstraints
+from ..dynamics.lagrangian import Lagrangian
 from ..errors import ConstraintError, DimensionError
 from ..geometry.chart import Chart
 
@@ -284,14 +285,50 @@ class PfaffianConstraints:
         lam, residual = self._multiplier(lagrangian, path, t)
         return tuple(lam), residual
 
+    def natural_lagrangian(self, lagrangian) -> sp.Expr:
+        """L as a function of ``(q, q_dot)`` on this chart, the form the motion's ``E_A(L)`` needs.
+
+        A :class:`~anholo.dynamics.lagrangian.Lagrangian` (on a chart with the same coordinates)
+        is converted from its quasi-velocities through its bundle (``v = θ u``); an expression
+        must be written in the natural velocities ``q_dot``.
+
+        Raises
+        ------
+        DimensionError
+            If the Lagrangian lives on a chart with other coordinates.
+        ConstraintError
+            If the expression cannot be read, or contains none of the velocities ``q_dot`` (e.g.
+            ``Lagrangian.expr``, written in quasi-velocities: along a path it cannot be read as a
+            function of q and q̇, and every ``∂L/∂q̇`` would vanish).
+        """
+        if isinstance(lagrangian, Lagrangian):
+            if tuple(lagrangian.frame.chart.coordinates) != tuple(self.chart.coordinates):
+                raise DimensionError(
+                    f"the Lagrangian lives on the coordinates {lagrangian.frame.chart.coordinates}, the constraints "
+                    f"on {self.chart.coordinates}; use the same chart for both.")
+            return lagrangian.natural_expr()
+        try:
+            L = sympified(lagrangian)
+        except (sp.SympifyError, TypeError, ValueError):
+            raise ConstraintError(
+                f"cannot read the Lagrangian {lagrangian!r}: give a Lagrangian object or an expression in the "
+                "coordinates and the natural velocities q_dot.") from None
+        if not isinstance(L, sp.Expr) or not L.free_symbols & set(self.chart.velocities):
+            names = ", ".join(u.name for u in self.chart.velocities)
+            raise ConstraintError(
+                f"the Lagrangian contains none of the velocities {names}: write it in the natural velocities "
+                "(an expression in quasi-velocities, such as Lagrangian.expr, cannot be read along a path), or "
+                "pass the Lagrangian object itself, which is converted through its frame.")
+        return L
+
     def _multiplier(self, lagrangian, path, t):
         q, u = self.chart.coordinates, self.chart.velocities
+        L = self.natural_lagrangian(lagrangian)
         path = [sympified(e) for e in path]
         if len(path) != self.dim:
             raise DimensionError(f"the motion needs {self.dim} components q^A(t), got {len(path)}.")
         on = dict(zip(q, path))
         on.update(zip(u, [e.diff(t) for e in path]))
-        L = sympified(lagrangian)
         E = sp.Matrix([sp.diff(L.diff(uA).xreplace(on), t) - L.diff(qA).xreplace(on) for qA, uA in zip(q, u)])
         om = sp.Matrix(self.forms).xreplace(on)
         G = om * om.T
@@ -317,6 +354,10 @@ class PfaffianConstraints:
                      samples: int = 201, tol: float = 1e-7) -> TrajectoryVerdict:
         """Decide whether the nonholonomic motion ``q(t) = path`` (expressions in t) is vakonomic.
 
+        ``lagrangian`` is a :class:`~anholo.dynamics.lagrangian.Lagrangian` or an expression in
+        ``(q, q_dot)`` (:meth:`natural_lagrangian`); the path is first checked to satisfy the
+        constraints and ``E(L) = λ_a ω^a`` (a nonholonomic motion).
+
         Exact when the motion is compatible (``W ≡ 0``: the multiplier ODE is returned and,
         for one constraint, solved) or ``λ ≡ 0`` (μ ≡ 0 works).  Otherwise the conditions
         ``W(Φ μ(t0) + ψ) = 0`` are solved by least squares on ``samples`` points of
@@ -325,7 +366,8 @@ class PfaffianConstraints:
         Raises
         ------
         ConstraintError
-            If the path violates the constraints or is not a nonholonomic motion.
+            If the path violates the constraints or is not a nonholonomic motion, or the
+            Lagrangian is an expression without natural velocities.
         """
         path, lam, kappa, W = self._check_motion(lagrangian, path, t)
         k = self.count

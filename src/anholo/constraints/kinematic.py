@@ -8,7 +8,11 @@ components of ``u₁ × u₂ = 0`` (parallel velocities, Talamucci (2025) Exampl
 a Jacobian of rank 3 off C but of rank 2 on C, so only two of them are
 independent.  Points of C are found numerically (Gauss–Newton on the
 velocities at random configurations), so every rank is a generic rank on C
-with probability one.
+with probability one.  A reduced list remembers the constraints it dropped: C stays the
+zero set of *all* of them, because the kept ones alone may vanish on further components
+(for ``u₁ × u₂ = 0`` any two components also vanish when both velocities are horizontal
+and not parallel); points of C, ranks, the choice of dependent velocities and the explicit
+branches ``u_dep = α`` are all taken on the full set.
 
 * :class:`KinematicConstraints` — the constraint functions, the rank check, the
   reduction of a rank-deficient list to an independent subset (with a message),
@@ -157,8 +161,13 @@ class KinematicConstraints:
         """The constraints reduced to an independent subset, with a message in :attr:`note`.
 
         Rows of ``∂φ/∂u`` are kept greedily (in the given order) while they raise the
-        rank on C.  Near the points of C used, the kept constraints define the same
-        set (they have the same rank there); :attr:`dropped` lists the removed ones.
+        rank at a point of C (the zero set of all the constraints).  Near a generic point of
+        C the kept constraints define C (implicit function theorem: they vanish on C and
+        their differentials are independent there), but their common zero set may have
+        further components: points are sampled on the kept constraints alone and, if a
+        dropped constraint fails at one of them, :attr:`note` says so.  Either way the
+        result keeps :attr:`dropped` as part of the definition of C (module docstring), so
+        every later rank, choice of dependent velocities and explicit branch is taken on C.
 
         Examples
         --------
@@ -180,12 +189,16 @@ class KinematicConstraints:
             return cls(chart, exprs, time)
         keep = probe._independent_rows()
         dropped = tuple(exprs[a] for a in range(len(exprs)) if a not in keep)
+        kept = tuple(exprs[a] for a in keep)
         note = (
             f"the {len(exprs)} constraints have rank {probe.rank} on the constraint set; kept constraints "
             f"{list(keep)}, dropped {[str(d) for d in dropped]}: near the points of C the kept ones imply the "
-            "dropped ones (their common zero set may have further components away from C)."
+            "dropped ones."
         )
-        return cls(chart, tuple(exprs[a] for a in keep), time, dropped, note)
+        if _spurious_components(chart, kept, dropped, time):
+            note += (" The kept constraints alone also vanish on further components where the dropped ones do "
+                     "not hold; C remains the zero set of all of them (the dropped ones select it).")
+        return cls(chart, kept, time, dropped, note)
 
     @classmethod
     def from_positions(cls, chart: Chart | Sequence, functions: Sequence, time=None) -> "KinematicConstraints":
@@ -233,8 +246,19 @@ class KinematicConstraints:
     def symbols(self) -> set:
         """All symbols of the constraints other than the velocities, with the chart's coordinates and
         parameters (q, parameters, t)."""
-        return (free_symbols(self.expressions) - set(self.chart.velocities)) | set(self.chart.coordinates) \
+        return (free_symbols(self.defining_functions) - set(self.chart.velocities)) | set(self.chart.coordinates) \
             | set(self.chart.parameters)
+
+    @property
+    def defining_functions(self) -> tuple:
+        """The functions whose common zero set is C: the constraints and the :attr:`dropped` ones."""
+        return tuple(self.expressions) + tuple(self.dropped)
+
+    @cached_property
+    def _full_jacobian(self) -> sp.ImmutableMatrix:
+        u = self.chart.velocities
+        fs = self.defining_functions
+        return sp.ImmutableMatrix(len(fs), len(u), lambda a, A: fs[a].diff(u[A]))
 
     # --- points of C and ranks ----------------------------------------------------------
     def points_on_C(self, count: int = 3, seed: int = 2024) -> tuple:
@@ -242,7 +266,8 @@ class KinematicConstraints:
 
         Configurations and parameters are drawn at random; velocities start at
         random and are moved onto ``φ = 0`` by Gauss–Newton steps
-        ``u ← u − (∂φ/∂u)⁺ φ`` (minimum-norm, so rank-deficient lists converge too).
+        ``u ← u − (∂φ/∂u)⁺ φ`` (minimum-norm, so rank-deficient lists converge too),
+        with φ all the :attr:`defining_functions` (the dropped constraints too).
 
         Raises
         ------
@@ -251,37 +276,11 @@ class KinematicConstraints:
         """
         if (count, seed) in self._point_cache:
             return self._point_cache[(count, seed)]
-        rng = random.Random(seed)
-        u = self.chart.velocities
-        base_symbols = self.symbols()
-        J = self.jacobian
-        out = []
-        for _ in range(12 * count):
-            if len(out) == count:
-                break
-            pt = random_point(base_symbols, rng)
-            vel = np.array([rng.uniform(0.3, 1.2) * rng.choice((-1, 1)) for _ in u])
-            for _ in range(40):
-                pt.update({s: sp.Float(float(x), 30) for s, x in zip(u, vel)})
-                f = np.array([numeric_value(e, pt) for e in self.expressions])
-                if not np.all(np.isfinite(f)) or np.max(np.abs(f.imag)) > 1e-9:
-                    break
-                if np.max(np.abs(f.real)) < 1e-13:
-                    Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(self.count)])
-                    if np.all(np.isfinite(Jn)) and np.max(np.abs(Jn.imag)) < 1e-9:
-                        out.append(dict(pt))
-                    break
-                Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(self.count)])
-                if not np.all(np.isfinite(Jn)):
-                    break  # overflow (e.g. a constraint raised to a high power): try another start
-                try:
-                    vel = vel - np.linalg.lstsq(Jn.real, f.real, rcond=None)[0]
-                except np.linalg.LinAlgError:
-                    break
+        out = _points_on(self.chart, self.defining_functions, self._full_jacobian, self.symbols(), count, seed)
         if len(out) < count:
             raise ConstraintError(
                 "could not find real points where all the constraints hold (Gauss–Newton from random "
-                f"velocities failed); check that {[str(e) for e in self.expressions]} = 0 has real solutions."
+                f"velocities failed); check that {[str(e) for e in self.defining_functions]} = 0 has real solutions."
             )
         self._point_cache[(count, seed)] = tuple(out)
         return tuple(out)
@@ -314,15 +313,50 @@ class KinematicConstraints:
     @cached_property
     def dependent(self) -> tuple:
         """Indices of default dependent velocities: chosen greedily from the last velocity backwards
-        (Talamucci 2025 numbers them ``u^{m+1}..u^n``) so that ``∂φ/∂u_dep`` is invertible on C."""
-        Jn = self.jacobian_at(self.points_on_C()[0])
+        (Talamucci 2025 numbers them ``u^{m+1}..u^n``) so that ``∂φ/∂u_dep`` is invertible at every
+        sample point of C; if the greedy choice fails, the first such choice in that order.
+
+        Raises
+        ------
+        UnsolvableConstraintsError
+            If no k velocities give an invertible ``∂φ/∂u_dep`` at all the sample points of C.
+        """
+        mats = self._jacobians_on_C()
         chosen: list = []
         for A in reversed(range(self.chart.dim)):
             if len(chosen) == self.count:
                 break
-            if _numeric_rank(Jn[:, chosen + [A]]) == len(chosen) + 1:
+            if all(_numeric_rank(Jn[:, chosen + [A]]) == len(chosen) + 1 for Jn in mats):
                 chosen.append(A)
-        return tuple(sorted(chosen))
+        if len(chosen) == self.count:
+            return tuple(sorted(chosen))
+        found = self._solvable_choices(limit=1)
+        if not found:
+            raise UnsolvableConstraintsError(
+                "no choice of dependent velocities makes det ∂φ/∂u_dep nonzero at all the sampled points of the "
+                "constraint set: C has branches needing different choices; split the constraints by branch."
+            )
+        return found[0]
+
+    def _jacobians_on_C(self) -> list:
+        return [self.jacobian_at(p) for p in self.points_on_C()]
+
+    def _solvable_choices(self, exclude: tuple = (), limit: int = 1) -> list:
+        """Up to ``limit`` sorted index tuples ``dep`` (not ``exclude``), in the order of
+        :attr:`dependent`'s search, with ``∂φ/∂u_dep`` invertible at every sample point of C."""
+        from itertools import combinations
+
+        mats = self._jacobians_on_C()
+        out = []
+        for combo in combinations(reversed(range(self.chart.dim)), self.count):
+            dep = tuple(sorted(combo))
+            if dep == tuple(exclude):
+                continue
+            if all(_numeric_rank(Jn[:, list(dep)]) == self.count for Jn in mats):
+                out.append(dep)
+                if len(out) == limit:
+                    break
+        return out
 
     def check_dependent(self, dependent: Sequence) -> tuple:
         """Validate a choice of dependent velocities; returns their indices (sorted).
@@ -330,7 +364,8 @@ class KinematicConstraints:
         Raises
         ------
         UnsolvableConstraintsError
-            If ``det ∂φ/∂u_dep`` vanishes at the points of C (Talamucci 2025, condition (25)).
+            If ``det ∂φ/∂u_dep`` vanishes at the points of C (Talamucci 2025, condition (25)); the
+            message suggests another choice that works at all of them, if there is one.
         DimensionError
             If the number of dependent velocities is not k.
         """
@@ -339,13 +374,15 @@ class KinematicConstraints:
             raise DimensionError(
                 f"{self.count} constraints need {self.count} dependent velocities, got {len(idx)} ({list(dependent)})."
             )
-        for p in self.points_on_C():
-            if _numeric_rank(self.jacobian_at(p)[:, list(idx)]) < self.count:
+        for Jn in self._jacobians_on_C():
+            if _numeric_rank(Jn[:, list(idx)]) < self.count:
                 names = [self.chart.velocities[A].name for A in idx]
+                other = self._solvable_choices(exclude=tuple(sorted(idx)), limit=1)
+                hint = (f"Choose other dependent velocities, e.g. {[self.chart.velocities[A].name for A in other[0]]}."
+                        if other else "No choice of dependent velocities works at all the sampled points of C.")
                 raise UnsolvableConstraintsError(
                     f"the constraints cannot be solved for {names}: det ∂φ/∂({', '.join(names)}) vanishes on the "
-                    f"constraint set. Choose other dependent velocities, e.g. "
-                    f"{[self.chart.velocities[A].name for A in self.dependent]}."
+                    f"constraint set. {hint}"
                 )
         return tuple(sorted(idx))
 
@@ -355,7 +392,8 @@ class KinematicConstraints:
         return tuple(A for A in range(self.chart.dim) if A not in dep)
 
     def explicit_solutions(self, dependent: Sequence | None = None) -> tuple:
-        """Branches ``{u_dep: α(q, u_ind, t)}`` of ``φ = 0`` that sympy solves explicitly (may be empty).
+        """Branches ``{u_dep: α(q, u_ind, t)}`` of ``φ = 0`` that sympy solves explicitly (may be empty);
+        a branch on which a :attr:`dropped` constraint does not vanish is not part of C and is left out.
 
         Examples
         --------
@@ -370,7 +408,8 @@ class KinematicConstraints:
             except (NotImplementedError, ValueError, TypeError):
                 sols = []
             out = tuple({d: s[d] for d in names} for s in sols
-                        if set(s) == set(names) and not free_symbols(s.values()) & set(names))
+                        if set(s) == set(names) and not free_symbols(s.values()) & set(names)
+                        and all(vanishes(xreplace_dag(e, s)) for e in self.dropped))  # branches of C only
             self._solution_cache[dep] = out
         return self._solution_cache[dep]
 
@@ -447,6 +486,52 @@ def _total_derivative(chart: Chart, f, time=None) -> sp.Expr:
     if time is not None:
         out += f.diff(time)
     return out
+
+
+def _points_on(chart: Chart, functions: Sequence, J, symbols, count: int, seed: int) -> list:
+    """Up to ``count`` real points ``{symbol: Float}`` where all ``functions`` vanish (J their Jacobian in
+    the velocities): random configurations and parameters, velocities moved onto the zero set by
+    minimum-norm Gauss–Newton steps ``u ← u − J⁺ φ``."""
+    rng = random.Random(seed)
+    u = chart.velocities
+    k = len(functions)
+    out = []
+    for _ in range(12 * count):
+        if len(out) == count:
+            break
+        pt = random_point(symbols, rng)
+        vel = np.array([rng.uniform(0.3, 1.2) * rng.choice((-1, 1)) for _ in u])
+        for _ in range(40):
+            pt.update({s: sp.Float(float(x), 30) for s, x in zip(u, vel)})
+            f = np.array([numeric_value(e, pt) for e in functions])
+            if not np.all(np.isfinite(f)) or np.max(np.abs(f.imag)) > 1e-9:
+                break
+            Jn = np.array([[numeric_value(J[a, A], pt) for A in range(len(u))] for a in range(k)])
+            if np.max(np.abs(f.real)) < 1e-13:
+                if np.all(np.isfinite(Jn)) and np.max(np.abs(Jn.imag)) < 1e-9:
+                    out.append(dict(pt))
+                break
+            if not np.all(np.isfinite(Jn)):
+                break  # overflow (e.g. a constraint raised to a high power): try another start
+            try:
+                vel = vel - np.linalg.lstsq(Jn.real, f.real, rcond=None)[0]
+            except np.linalg.LinAlgError:
+                break
+    return out
+
+
+def _spurious_components(chart: Chart, kept: Sequence, dropped: Sequence, time=None, count: int = 12) -> bool:
+    """True if, at some of ``count`` random points of the zero set of ``kept`` alone, a ``dropped``
+    function does not vanish: the kept constraints have components besides C."""
+    u = chart.velocities
+    J = sp.ImmutableMatrix(len(kept), len(u), lambda a, A: sympified(kept[a]).diff(u[A]))
+    symbols = (free_symbols(tuple(kept) + tuple(dropped)) - set(u)) | set(chart.coordinates) | set(chart.parameters)
+    for pt in _points_on(chart, kept, J, symbols, count, 4048):
+        values = [abs(numeric_value(d, pt)) for d in dropped]
+        scale = max(1.0, max(abs(float(pt[w])) for w in u) ** 2)
+        if any(v != v or v > 1e-8 * scale for v in values):
+            return True
+    return False
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,6 +22,8 @@ bound                     default  what it bounds
 ``coordinates``           30       coordinates of a system
 ``trailers``              12       ``n`` of the generated example ``n_trailer_<n>``
 ``points``                1000000  output times of a simulation (``--points``)
+``runs``                  100000   runs of a sweep (the product of its ``NUM``), eigenvalue problems of
+                                   ``linearize --sweep``
 ========================  =======  ==================================================================
 
 An input beyond a bound is refused with :class:`~anholo.errors.LimitError`, whose message
@@ -63,6 +65,7 @@ class Limits:
     coordinates: int = 30
     trailers: int = 12
     points: int = 1_000_000
+    runs: int = 100_000
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

@@ -73,6 +73,15 @@ signs : table, optional
     The parameter's symbol carries the matching SymPy assumptions, and every
     value (``[values]``, ``--set``, :meth:`SystemSpec.substitute`) is checked
     against the sign by one rule (:mod:`anholo.io.validation`).
+quantities : table, optional
+    Named physical quantities, ``name = "expression"`` in the coordinates,
+    velocities and parameters, e.g. the forward speed of a bicycle
+    ``speed = "WRrad*rear_wheel_dot"``; ``anholo linearize --at`` and
+    ``--sweep`` accept them (a reference motion by a physical quantity).
+units : table, optional
+    Units for display, ``name = "unit"`` for coordinates, velocities,
+    parameters, inputs, quantities and the time, e.g. ``rear_wheel_dot =
+    "rad/s"``, ``speed = "m/s"``; shown in tables and on plot axes.
 
 Expressions follow :func:`anholo.io.expressions.parse_expression`: ``^``
 and ``**`` are powers, decimals are exact, and the standard functions
@@ -180,6 +189,9 @@ class SystemSpec:
     holonomic: tuple[sp.Expr, ...] = ()
     #: Names of the frame's quasi-velocities (real symbols), or None for the default ``v1 .. vn``.
     quasi_velocities: tuple[sp.Symbol, ...] | None = None
+    #: The ``[quantities]`` table (name → expression) and the ``[units]`` table (name → unit string).
+    quantities: Mapping[str, sp.Expr] = field(default_factory=dict, hash=False)
+    units: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # Keep the values read-only whatever mapping was passed.
@@ -340,6 +352,7 @@ class SystemSpec:
             frame_forces=None if self.frame_forces is None else tuple(sub(c) for c in self.frame_forces),
             dissipation=None if self.dissipation is None else sub(self.dissipation),
             holonomic=tuple(sub(c) for c in self.holonomic),
+            quantities={k: sub(e) for k, e in self.quantities.items()},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -375,6 +388,8 @@ class SystemSpec:
             "dissipation": None if self.dissipation is None else str(self.dissipation),
             "holonomic": [str(c) for c in self.holonomic],
             "quasi_velocities": None if self.quasi_velocities is None else [str(v) for v in self.quasi_velocities],
+            "quantities": {k: str(e) for k, e in self.quantities.items()},
+            "units": dict(self.units),
         }
 
     def __str__(self) -> str:
@@ -520,6 +535,9 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     constraints = reader.constraints(names)
     values = reader.values(parameters, coords)
     symmetry = _read_symmetry(reader, names, coords, velocities)
+    quantities = _read_quantities(reader, names, inputs, time)
+    units = _read_units(reader, {*names, *(s.name for s in inputs), *(s.name for s in quasi or ()),
+                                 *((time.name,) if time is not None else ()), *quantities})
     return SystemSpec(
         name=name,
         description=description,
@@ -540,6 +558,8 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
         dissipation=dissipation,
         holonomic=holonomic,
         quasi_velocities=quasi,
+        quantities=quantities,
+        units=units,
     )
 
 
@@ -611,6 +631,40 @@ def _read_holonomic(reader: _Reader, names, coordinates, velocities) -> tuple:
             raise reader.fail(f"holonomic[{k}]", f"{c!r} does not depend on the coordinates.")
         out.append(expr)
     return tuple(out)
+def _read_quantities(reader: _Reader, names: dict, inputs, time) -> dict:
+    """The ``[quantities]`` table: ``name = "expression"`` in coordinates, velocities and parameters."""
+    table = reader.data.get("quantities", {})
+    if not isinstance(table, dict):
+        raise reader.fail("quantities", f'expected a table [quantities] with lines such as  speed = "r*phi_dot", '
+                          f"got {_toml_type(table)} {table!r}.")
+    taken = {*names, *(s.name for s in inputs), *((time.name,) if time is not None else ())}
+    out = {}
+    for key, text in table.items():
+        reader.check_name("quantities", None, key)
+        if key in taken:
+            raise reader.fail(f"quantities.{key}", f"{key!r} is already a name of the system; choose another name.")
+        if not isinstance(text, str) and not _is_number(text):
+            raise reader.fail(f"quantities.{key}", f"expected an expression string, got {_toml_type(text)} {text!r}.")
+        out[key] = reader.expression(f"quantities.{key}", text, {k: v for k, v in names.items()
+                                                                  if isinstance(v, sp.Symbol)}, numbers=True)
+    return out
+
+
+def _read_units(reader: _Reader, known: set) -> dict:
+    """The ``[units]`` table: ``name = "unit"`` for names of the system (display only)."""
+    table = reader.data.get("units", {})
+    if not isinstance(table, dict):
+        raise reader.fail("units", f'expected a table [units] with lines such as  speed = "m/s", got '
+                          f"{_toml_type(table)} {table!r}.")
+    for key, unit in table.items():
+        if key not in known:
+            raise reader.fail(f"units.{key}", f"{key!r} is not a name of the system; [units] gives units of "
+                              "coordinates, velocities (NAME_dot), parameters, inputs, quantities and the time.")
+        if not isinstance(unit, str) or not unit.strip() or len(unit) > 40 or not unit.isprintable():
+            raise reader.fail(f"units.{key}", f'expected a unit as a short string such as "m/s", got {unit!r}.')
+    return {k: v.strip() for k, v in table.items()}
+
+
 def _read_signs(reader: _Reader, params: list[str]) -> dict[str, str]:
     """The ``[signs]`` table: ``name = "positive" | "nonnegative" | "negative" | "nonpositive" | "real" |
     "nonzero"`` for parameters; a parameter not listed is positive."""

@@ -41,6 +41,8 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "holonomic",
     "quasi_velocities",
     "signs",
+    "quantities",
+    "units",
 )
 
 _REQUIRED_FIELDS: tuple[str, ...] = ("name", "coordinates", "lagrangian")

@@ -12,8 +12,9 @@ is written to stderr as chunks finish, if asked for.
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Mapping, Sequence
 
 from ..errors import SimulationError
@@ -27,6 +28,9 @@ _WORKER_SHARED = None
 def _init_worker(shared) -> None:
     global _WORKER_SHARED
     _WORKER_SHARED = shared
+    # Ctrl-C reaches the whole process group: the parent stops the workers (and keeps the finished runs);
+    # a worker must not die on its own with a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_chunk(fn, chunk, t_span, options):
@@ -105,23 +109,39 @@ class _Bar:
 
 
 def map_runs(fn: Callable, shared, t_span, runs: Sequence, options: Mapping, *, workers: int | None = None,
-             scheduler=None, progress: bool = False, progress_stream=None, label: str = "batch") -> list:
+             scheduler=None, progress: bool = False, progress_stream=None, label: str = "batch",
+             on_result: Callable | None = None) -> list:
     """``[fn(shared, t_span, state, params, options) for each run]``, in the order of ``runs``.
 
     ``runs`` is a list of ``(index, state, params)``; ``fn`` must be a module-level function
     (it is pickled by reference) and ``shared`` picklable (it is sent once per worker).
     Without ``scheduler``: in this process (``workers=1``) or in a process pool of ``workers``
-    processes (default: the number of CPUs).  With ``scheduler`` (an address or a
-    ``distributed.Client``): ``shared`` is scattered to every worker of the Dask cluster and the
-    runs are submitted in chunks.
+    processes (default: the number of CPUs), one run per task, so that every finished run is
+    delivered at once.  With ``scheduler`` (an address or a ``distributed.Client``): ``shared``
+    is scattered to every worker of the Dask cluster and the runs are submitted in chunks.
+
+    ``on_result(position, value)`` is called in this process as each run finishes (in the order
+    they finish; ``position`` is the run's place in ``runs``): a caller writes its rows there, so that
+    an interrupt loses nothing finished.  On an interrupt (Ctrl-C, a signal handler that raises, a
+    time budget) the pending runs are cancelled, the worker processes are stopped (terminated, then
+    killed after 2 s: none outlives the call) and the exception propagates.
     """
     total = len(runs)
     results: list = [None] * total
+    position = {run[0]: k for k, run in enumerate(runs)}
     options = dict(options)
     bar = _Bar(total, progress, progress_stream, label)
+
+    def deliver(i, value):
+        k = position[i]
+        results[k] = value
+        if on_result is not None:
+            on_result(k, value)
+
     try:
         if scheduler is not None:
             client, owned = dask_client(scheduler)
+            futures = []
             try:
                 from distributed import as_completed as dask_completed
 
@@ -134,8 +154,12 @@ def map_runs(fn: Callable, shared, t_span, runs: Sequence, options: Mapping, *, 
                 for fut in dask_completed(futures):
                     part = fut.result()
                     for i, value in part:
-                        results[i] = value
+                        deliver(i, value)
                     bar.update(len(part))
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
             finally:
                 if owned:
                     client.close()
@@ -145,21 +169,45 @@ def map_runs(fn: Callable, shared, t_span, runs: Sequence, options: Mapping, *, 
             raise SimulationError(f"workers must be at least 1, got {workers}.")
         if workers == 1 or total <= 1:
             for i, state, params in runs:
-                results[i] = fn(shared, t_span, state, params, options)
+                deliver(i, fn(shared, t_span, state, params, options))
                 bar.update(1)
             return results
-        size = max(1, total // (4 * workers))
-        chunks = [runs[k:k + size] for k in range(0, total, size)]
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(shared,)) as pool:
-            futures = [pool.submit(_run_chunk, fn, chunk, t_span, options) for chunk in chunks]
-            for fut in as_completed(futures):
-                part = fut.result()
-                for i, value in part:
-                    results[i] = value
-                bar.update(len(part))
+        pool = ProcessPoolExecutor(max_workers=min(workers, total), initializer=_init_worker, initargs=(shared,))
+        try:
+            pending = {pool.submit(_run_chunk, fn, [run], t_span, options) for run in runs}
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    for i, value in fut.result():
+                        deliver(i, value)
+                bar.update(len(finished))
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
         return results
     finally:
         bar.close()
+
+
+def _stop(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
+    """Cancel what has not started and stop the worker processes now (terminate, then kill after ``grace``
+    seconds): an interrupted batch leaves no process behind."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        try:
+            proc.terminate()
+        except (OSError, AttributeError):
+            pass
+    for proc in processes:
+        try:
+            proc.join(grace)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(1.0)
+        except (OSError, AttributeError, ValueError):
+            pass
 
 
 def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *, workers: int | None = None,

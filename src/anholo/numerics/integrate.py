@@ -1,4 +1,6 @@
-"""Integrating a field: :func:`simulate` on :func:`scipy.integrate.solve_ivp` and its :class:`Trajectory`.
+"""Integrating a field: :func:`simulate` on scipy's solvers (those of :func:`scipy.integrate.solve_ivp`, stepped
+by :mod:`anholo.numerics.stepping`, changing chart where a frame degenerates: :mod:`anholo.numerics.switching`)
+and its :class:`Trajectory`.
 
 Defaults: the explicit Runge–Kutta method ``DOP853`` (order 8) with ``rtol = 1e-10``
 and ``atol = 1e-12`` (:data:`DEFAULT_METHOD`, :data:`DEFAULT_RTOL`,
@@ -70,7 +72,15 @@ class Trajectory:
         Number of right-hand-side evaluations.
     method : str
     wall_time : float
-        Seconds spent in ``solve_ivp``.
+        Seconds spent integrating.
+    message : str
+        How the run ended: the solver's message, ``"interrupted at t = …"`` (Ctrl-C) or
+        ``"stopped by an event at t = …"``.
+    notes : tuple of str
+        One line per change of chart (docs/simulation.rst, *Frame singularities*).
+    segments : tuple of dict
+        After a change of chart: ``{"chart", "t0", "t1"}`` for each chart used; then :attr:`states` holds
+        the natural ``(q, q̇)`` (:attr:`state_names`) and the dense output returns them too.
     """
 
     t: np.ndarray
@@ -87,6 +97,20 @@ class Trajectory:
     method: str = DEFAULT_METHOD
     wall_time: float = 0.0
     message: str = ""
+    notes: tuple = ()
+    segments: tuple = ()
+
+    @property
+    def state_names(self) -> tuple:
+        """Names of the rows of :attr:`states`: the field's state, or ``(q, q̇)`` after a change of chart."""
+        if self.segments:
+            return self.coordinate_names + tuple(f"{c}_dot" for c in self.coordinate_names)
+        return self.system.state_names
+
+    @property
+    def interrupted(self) -> bool:
+        """True if the run was stopped by Ctrl-C (KeyboardInterrupt); the motion is kept up to then."""
+        return self.message.startswith("interrupted")
 
     @property
     def kind(self) -> str:
@@ -105,7 +129,8 @@ class Trajectory:
         return tuple(self.parameters[p] for p in self.system.parameters)
 
     def __call__(self, t) -> np.ndarray:
-        """The state at time(s) t from the dense output (requires ``dense_output=True``)."""
+        """The state at time(s) t from the dense output (requires ``dense_output=True``): the field's state,
+        or ``(q, q̇)`` after a change of chart (:attr:`state_names`)."""
         if self.sol is None:
             raise SimulationError("this trajectory has no dense output; simulate with dense_output=True.")
         return self.sol(t)
@@ -212,17 +237,39 @@ class _Progress:
             print(file=self.stream, flush=True)
 
 
+class _Reporter:
+    """Progress of the step loop (:mod:`anholo.numerics.stepping`): ``t`` on a stream, about once a second."""
+
+    def __init__(self, t0: float, t1: float, stream, label: str):
+        self.t0, self.t1, self.stream, self.label = t0, t1, stream, label
+        self.shown = False
+
+    def __call__(self, t):
+        frac = (t - self.t0) / (self.t1 - self.t0)
+        print(f"\r{self.label}: t = {t:.6g} of {self.t1:g} ({100 * frac:.0f}%)", end="", file=self.stream,
+              flush=True)
+        self.shown = True
+
+    def close(self):
+        if self.shown:
+            print(file=self.stream, flush=True)
+            self.shown = False
+
+
 def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | None = None, *,
              parameters: Mapping | None = None, method: str = DEFAULT_METHOD, rtol: float = DEFAULT_RTOL,
              atol: float = DEFAULT_ATOL, t_eval=None, points: int | None = None, events=None,
              dense_output: bool = False, constraint_tol: float = 1e-9, progress: bool = False,
-             progress_stream=None, inputs: Mapping | None = None, project: bool = True, **options) -> Trajectory:
+             progress_stream=None, inputs: Mapping | None = None, project: bool = True, atlas=None,
+             **options) -> Trajectory:
     """Integrate a field from natural initial data.
 
     Parameters
     ----------
-    system : CompiledSystem, FirstOrderSystem or a field of anholo
-        Compiled on the fly if needed (compile once with :func:`compile_system` for many runs).
+    system : CompiledSystem, FirstOrderSystem, a field of anholo, or a System
+        Compiled on the fly if needed (compile once with :func:`compile_system` for many runs).  A
+        :class:`~anholo.system.System` gives its nonholonomic field (Euler–Lagrange without constraints)
+        with its :class:`~anholo.numerics.charts.ChartAtlas`: the run then goes through frame singularities.
     t_span : float or (t0, t1)
         A number T means ``(0, T)``.
     q0, qdot0 : sequences of n numbers
@@ -238,7 +285,11 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         Output times; or ``points`` equally spaced output times over ``t_span``; default:
         the solver's steps.
     events, dense_output, **options
-        Passed to ``solve_ivp``.  Event functions are called as ``event(t, state)``.
+        As for ``solve_ivp`` (the same solvers, stepped by :mod:`anholo.numerics.stepping`).  Event
+        functions are called as ``event(t, state)`` with the state of the chart in use (its first n
+        entries are the coordinates in every chart), or as ``event(t, (q, q̇))`` if they have the
+        attribute ``natural = True``.  The message of a run stopped by a terminal event says
+        ``stopped by an event at t = …``.
     progress : bool
         Report the integration time on stderr (about once a second).
     project : bool
@@ -249,13 +300,25 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     inputs : mapping, optional
         Control inputs of a system with ``inputs``: name → callable ``u(t, state)`` (the
         state of the compiled system, e.g. ``(q, v^α)`` on C) or a number (docs/forces.rst).
+    atlas : ChartAtlas, optional
+        The charts of Maggi's equations of the system (:mod:`anholo.numerics.charts`): where the
+        frame of ``system`` degenerates along the motion (frame condition), the run continues in
+        Maggi's equations with the dependent velocities of best pivot at ``q``, and chooses them again
+        as needed (:mod:`anholo.numerics.switching`, docs/simulation.rst, *Frame singularities*).
+        The trajectory's ``notes`` list the changes; its ``states`` are then ``(q, q̇)``.
 
     Raises
     ------
     MissingParameterError, InitialStateError
         Missing parameter values; bad initial data.
     IntegrationError
-        If the solver fails or the state becomes non-finite (e.g. a singular frame).
+        If the solver fails, the state becomes non-finite, the step size collapses or (with an atlas)
+        the motion is singular in the best chart: one line with t, q, q̇ and why.
+
+    Notes
+    -----
+    Ctrl-C (KeyboardInterrupt) during the integration ends it and returns what was computed up to the
+    last accepted step, with ``message`` ``"interrupted at t = …"`` (:attr:`Trajectory.interrupted`).
 
     Examples
     --------
@@ -270,9 +333,27 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     >>> float(abs(traj.constraint_residuals()).max()) < 1e-14
     True
     """
+    if method in ("variational", "hamel"):  # fixed-step structure-preserving schemes (docs/integrators.rst)
+        from .structured import simulate_structured
+        if lambda0 is not None:
+            raise SimulationError(f"the {method} method integrates the nonholonomic field; lambda0 is for vakonomic runs.")
+        return simulate_structured(system, t_span, q0, qdot0, method=method, parameters=parameters, t_eval=t_eval,
+                                   points=points, constraint_tol=constraint_tol, events=events,
+                                   dense_output=dense_output, inputs=inputs, trajectory=Trajectory, **options)
+    if options.get("step") is not None:
+        raise SimulationError(f"step is the fixed step of the variational and hamel methods; {method} chooses "
+                              "its steps itself (use rtol/atol, or method='variational').")
+    options.pop("step", None)
+    if callable(getattr(system, "maggi", None)) and hasattr(system, "has_constraints"):  # a System
+        from .charts import ChartAtlas
+        from .ode import from_system
+
+        atlas = atlas if atlas is not None else ChartAtlas(system)
+        system = from_system(system, "nonholonomic" if system.has_constraints else "euler-lagrange")
     compiled = as_compiled(system)
     if method not in _METHODS and not isinstance(method, type):
-        raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}.")
+        raise SimulationError(f"unknown integration method {method!r}; use one of {', '.join(_METHODS)}, "
+                              "variational or hamel.")
     if options.get("vectorized"):
         raise SimulationError("vectorized=True is not supported by the compiled right-hand side; leave it off.")
     p = compiled.parameter_vector(parameters)
@@ -297,46 +378,110 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
             f"the {compiled.kind} field cannot be evaluated at these parameter values or this initial state "
             f"({exc}): the Hessian or the frame is singular there (a zero mass or inertia?)."
         ) from exc
-    wrapper = None
-    if progress:
-        wrapper = _Progress(rhs, t0, t1, progress_stream or sys.stderr, f"integrating {compiled.kind}")
-        rhs = wrapper
-    start = time.perf_counter()
     projector = compiled.projector(p) if project and compiled.kind != "euler-lagrange" else None
     if projector is not None and (events is not None or dense_output or options):
         raise SimulationError("with holonomic constraints kept by projection, events, dense_output and extra "
                               "solver options are not available; pass project=False to integrate without it.")
-    try:
-        with np.errstate(all="ignore"):
-            if projector is not None:
-                res = integrate_projected(rhs, (t0, t1), y0, projector, method=method, rtol=rtol, atol=atol,
-                                          t_eval=t_eval)
-            else:
-                res = solve_ivp(rhs, (t0, t1), y0, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
-                                events=events, dense_output=dense_output, **options)
-    except (ZeroDivisionError, OverflowError, ValueError) as exc:
-        raise IntegrationError(
-            f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}); the frame, the "
-            "Hessian or a coordinate chart is singular along the motion. Try another frame (another choice of "
-            "dependent velocities) or shorter times."
-        ) from exc
-    finally:
-        if wrapper is not None:
-            wrapper.close()
+    stream = progress_stream or sys.stderr
+    label = f"integrating {compiled.kind}"
+    start = time.perf_counter()
+    if projector is not None:
+        wrapper = _Progress(rhs, t0, t1, stream, label) if progress else None
+        try:
+            with np.errstate(all="ignore"):
+                res = integrate_projected(wrapper or rhs, (t0, t1), y0, projector, method=method, rtol=rtol,
+                                          atol=atol, t_eval=t_eval)
+        except (ZeroDivisionError, OverflowError, ValueError) as exc:
+            raise IntegrationError(
+                f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}); the frame, the "
+                "Hessian or a coordinate chart is singular along the motion. Try another frame (another choice "
+                "of dependent velocities) or shorter times.") from exc
+        finally:
+            if wrapper is not None:
+                wrapper.close()
+        wall = time.perf_counter() - start
+        if res.status == -1:
+            raise IntegrationError(f"the integration stopped: {res.message} (reached t = "
+                                   f"{res.t[-1] if len(res.t) else t0:g}).")
+        return _single(compiled, res.t, res.y, p, pdict, inputs, res.sol, res.t_events, res.y_events,
+                       res.nfev, method, wall, res.message)
+    from .switching import integrate_charts
+
+    out = integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, method=method, rtol=rtol, atol=atol,
+                           t_eval=t_eval, events=events, dense_output=dense_output, options=options,
+                           atlas=atlas, inputs=inputs,
+                           progress=_Reporter(t0, t1, stream, label) if progress else None)
     wall = time.perf_counter() - start
-    if res.status == -1:
-        raise IntegrationError(f"the integration stopped: {res.message} (reached t = {res.t[-1] if len(res.t) else t0:g}).")
-    Y = res.y
-    if not np.all(np.isfinite(Y)):
+    if events is None:
+        out["t_events"] = out["y_events"] = None
+    if len(out["segments"]) == 1:
+        seg = out["segments"][0]
+        T, Y = seg.arrays(compiled.dim)
+        return _single(compiled, T, Y, p, pdict, inputs, seg.dense() if dense_output else None,
+                       out["t_events"], out["y_events"], out["nfev"], method, wall, out["message"],
+                       notes=out["notes"])
+    return _switched(compiled, out, p, pdict, inputs, method, wall, dense_output)
+
+
+def _single(compiled, T, Y, p, pdict, inputs, sol, t_events, y_events, nfev, method, wall, message,
+            notes=()) -> Trajectory:
+    """A trajectory computed in the chart of ``compiled`` only."""
+    if Y.size and not np.all(np.isfinite(Y)):
         bad = int(np.argmax(~np.all(np.isfinite(Y), axis=0)))
         raise IntegrationError(
-            f"the state became non-finite at t = {res.t[bad]:g}: the frame or the Hessian is singular there "
+            f"the state became non-finite at t = {T[bad]:g}: the frame or the Hessian is singular there "
             "(e.g. an adapted frame with 1/cos θ). Choose other dependent velocities or another frame."
         )
     with np.errstate(all="ignore"):
-        qdot = compiled.natural_velocities(Y, p, res.t)
-        mult = compiled.multipliers(Y, p, res.t, inputs)
-    return Trajectory(t=res.t, states=Y, q=Y[:compiled.n], qdot=qdot, multipliers=mult, system=compiled,
-                      parameters=pdict, sol=res.sol, t_events=res.t_events, y_events=res.y_events, nfev=res.nfev,
+        qdot = compiled.natural_velocities(Y, p, T)
+        mult = compiled.multipliers(Y, p, T, inputs)
+    return Trajectory(t=T, states=Y, q=Y[:compiled.n], qdot=qdot, multipliers=mult, system=compiled,
+                      parameters=pdict, sol=sol, t_events=t_events, y_events=y_events, nfev=nfev,
                       method=method if isinstance(method, str) else method.__name__, wall_time=wall,
-                      message=res.message)
+                      message=message, notes=tuple(notes))
+
+
+def _switched(compiled, out, p, pdict, inputs, method, wall, dense_output) -> Trajectory:
+    """A trajectory computed in several charts: its states are the natural ``(q, q̇)``."""
+    Ts, Qs, Us, Ms, parts, dense = [], [], [], [], [], []
+    for seg in out["segments"]:
+        c, pc = seg.chart.compiled, seg.chart.p
+        T, Y = seg.arrays(c.dim)
+        with np.errstate(all="ignore"):
+            U = c.natural_velocities(Y, pc, T) if T.size else np.zeros((c.n, 0))
+            M = c.multipliers(Y, pc, T, inputs) if T.size else np.zeros((len(c.multiplier_names), 0))
+        Ts.append(T), Qs.append(Y[:c.n]), Us.append(U), Ms.append(M)
+        parts.append({"chart": seg.chart.label, "t0": seg.chart.t0, "t1": seg.t_end})
+        if dense_output:
+            dense.append((seg.chart.t0, seg.t_end, seg.dense(), c, pc))
+    T = np.concatenate(Ts)
+    Q, U = np.hstack(Qs), np.hstack(Us)
+    k = max(M.shape[0] for M in Ms)
+    mult = np.hstack([M if M.shape[0] == k else np.full((k, M.shape[1]), np.nan) for M in Ms])
+    return Trajectory(t=T, states=np.vstack([Q, U]), q=Q, qdot=U, multipliers=mult, system=compiled,
+                      parameters=pdict, sol=_NaturalDense(dense) if dense_output else None,
+                      t_events=out["t_events"], y_events=out["y_events"], nfev=out["nfev"],
+                      method=method if isinstance(method, str) else method.__name__, wall_time=wall,
+                      message=out["message"], notes=tuple(out["notes"]), segments=tuple(parts))
+
+
+class _NaturalDense:
+    """Dense output over several charts: ``(q, q̇)`` at times t (each chart's interpolant, converted)."""
+
+    def __init__(self, pieces):
+        self.pieces = pieces
+
+    def __call__(self, t):
+        scalar = np.ndim(t) == 0
+        ts = np.atleast_1d(np.asarray(t, float))
+        n = self.pieces[0][3].n
+        out = np.full((2 * n, ts.size), np.nan)
+        for j, tt in enumerate(ts):
+            for a, b, sol, c, pc in self.pieces:
+                if min(a, b) <= tt <= max(a, b) and sol is not None:
+                    y = np.asarray(sol(tt), float).reshape(-1, 1)
+                    with np.errstate(all="ignore"):
+                        out[:n, j] = y[:n, 0]
+                        out[n:, j] = c.natural_velocities(y, pc, tt)[:, 0]
+                    break
+        return out[:, 0] if scalar else out

@@ -50,11 +50,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import AnholoError, SimulationError
+from ..io.files import atomic_output
+from ..io.limits import check as check_limit
 from .batch import map_runs
 from .compile import CompiledSystem
 from .integrate import as_compiled, simulate
 
-__all__ = ["sweep", "grid", "parse_range", "SweepResult", "MONITORS"]
+__all__ = ["sweep", "grid", "parse_range", "SweepResult", "MONITORS", "read_rows", "csv_cells", "sweep_columns"]
 
 #: The monitor columns every sweep has, after the swept names.
 MONITORS = ("energy_drift", "constraint_residual")
@@ -82,6 +84,7 @@ def parse_range(text: str) -> tuple:
         raise SimulationError(f"--param {text!r}: START and STOP must be numbers and NUM a positive integer.") from None
     if int(num) < 1:
         raise SimulationError(f"--param {text!r}: NUM must be at least 1.")
+    check_limit("runs", int(num), f"--param {name}", f"NUM = {num}")
     if not (math.isfinite(start) and math.isfinite(stop)):
         raise SimulationError(f"--param {text!r}: START and STOP must be finite.")
     return name, (start, stop, int(num))
@@ -91,14 +94,18 @@ def grid(ranges: Mapping) -> tuple:
     """``(names, points)``: the cartesian grid of ``{name: (start, stop, num) or [values...]}``,
     the last name varying fastest."""
     names, axes = [], []
+    total = 1
     for name, spec in ranges.items():
         if isinstance(spec, tuple) and len(spec) == 3 and isinstance(spec[2], (int, np.integer)) \
                 and not isinstance(spec[2], bool):
+            check_limit("runs", int(spec[2]), f"the sweep over {name}", f"{int(spec[2])} values")
             values = np.linspace(float(spec[0]), float(spec[1]), int(spec[2]))
         else:
             values = np.asarray(spec, dtype=float).ravel()
         if values.size == 0:
             raise SimulationError(f"the sweep over {name!r} has no values.")
+        total *= values.size
+        check_limit("runs", total, "the sweep", f"a grid of {total} runs")  # before the grid is built
         names.append(str(name))
         axes.append([float(v) for v in values])
     if not names:
@@ -125,6 +132,11 @@ class SweepResult:
     system : str
         The system's name.
     t_end : float
+    planned : int
+        Runs of the grid (0: as many as rows).  Fewer rows than planned: the sweep was interrupted
+        (``interrupted`` says how); the rows are those that finished, in grid order.
+    interrupted : str
+        Empty for a complete sweep, else why it stopped (e.g. ``"interrupted (Ctrl-C)"``).
     """
 
     names: tuple
@@ -133,6 +145,13 @@ class SweepResult:
     kind: str = ""
     system: str = ""
     t_end: float = 0.0
+    planned: int = 0
+    interrupted: str = ""
+
+    @property
+    def complete(self) -> bool:
+        """True if every run of the grid has a row."""
+        return not self.interrupted and (not self.planned or len(self.rows) == self.planned)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -155,12 +174,13 @@ class SweepResult:
         return {c: [r[k] for r in self.rows] for k, c in enumerate(self.columns)}
 
     def to_csv(self, path) -> None:
-        """Write the table as CSV; floats with ``repr`` (they read back bit for bit)."""
-        with open(path, "w", newline="") as fh:
+        """Write the table as CSV; floats with ``repr`` (they read back bit for bit).  The file appears
+        complete or not at all (:func:`~anholo.io.files.atomic_output`)."""
+        with atomic_output(path, newline="", error=SimulationError) as fh:
             writer = csv.writer(fh)
             writer.writerow(self.columns)
             for row in self.rows:
-                writer.writerow([repr(float(x)) if isinstance(x, float) else x for x in row])
+                writer.writerow(csv_cells(row))
 
     def to_parquet(self, path) -> None:
         """Write the table as Parquet (needs pyarrow: ``pip install pyarrow``)."""
@@ -174,7 +194,8 @@ class SweepResult:
                           for c in self.columns})
         table = table.replace_schema_metadata({"anholo.system": self.system, "anholo.field": self.kind,
                                                "anholo.t_end": repr(self.t_end)})
-        pq.write_table(table, path)
+        with atomic_output(path, "wb", error=SimulationError) as fh:
+            pq.write_table(table, fh)
 
     # --- rendering ---------------------------------------------------------------------------
     def _cells(self) -> list:
@@ -188,6 +209,8 @@ class SweepResult:
         head = f"{self.system}: {self.kind} field, t in [0, {self.t_end:g}], {len(self)} runs"
         if self.failed:
             head += f" ({self.failed} failed)"
+        if not self.complete:
+            head += f"; {self.interrupted or 'stopped'}: {len(self)} of {self.planned} runs finished"
         cells = [r[:-1] + [r[-1] if len(r[-1]) <= 60 else r[-1][:57] + "..."] for r in self._cells()]
         widths = [max([len(c)] + [len(r[k]) for r in cells]) for k, c in enumerate(self.columns)]
         lines = [head, "  ".join(c.ljust(w) for c, w in zip(self.columns, widths)),
@@ -215,6 +238,40 @@ class SweepResult:
 
     def _repr_latex_(self) -> str:
         return self.as_latex()
+
+
+def sweep_columns(names: Sequence, coordinates: Sequence, gap: bool = False) -> tuple:
+    """The columns of a sweep's table: the swept names, the monitors, ``nh_vak_gap`` (with a comparison),
+    ``<q>_end``, ``nfev``, ``status``."""
+    return (tuple(names) + MONITORS + (("nh_vak_gap",) if gap else ()) + tuple(f"{c}_end" for c in coordinates)
+            + ("nfev", "status"))
+
+
+def csv_cells(row) -> list:
+    """A row as CSV cells: floats by ``repr`` (read back bit for bit), the rest as text."""
+    return [repr(float(x)) if isinstance(x, float) else x for x in row]
+
+
+def read_rows(path, columns: Sequence) -> dict:
+    """The rows of a sweep table written earlier (CSV, :meth:`SweepResult.to_csv` or a ``.partial``
+    table), by their swept values: ``{values: row}``, to resume a sweep.  Refused if its columns are not
+    ``columns`` (another sweep)."""
+    with open(path, newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return {}
+        if tuple(header) != tuple(columns):
+            raise SimulationError(f"{path} is the table of another sweep (its columns are {', '.join(header)}); "
+                                  "resume needs the same swept names, field and monitors.")
+        out = {}
+        for cells in reader:
+            if len(cells) != len(columns):
+                continue  # a row cut by a crash: run again
+            row = [c if name == "status" else (int(c) if name == "nfev" else float(c))
+                   for name, c in zip(columns, cells)]
+            out[tuple(row[:columns.index("energy_drift")])] = tuple(row)
+        return out
 
 
 def _row(shared, t_span, state, params, options) -> tuple:
@@ -252,7 +309,8 @@ def _compiled(system, field):
 
 def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, *, field: str | None = None,
           parameters: Mapping | None = None, compare_with=None, workers: int | None = None, scheduler=None,
-          progress: bool = False, progress_stream=None, points: int = 201, **options) -> SweepResult:
+          progress: bool = False, progress_stream=None, points: int = 201, on_row=None, done=None,
+          **options) -> SweepResult:
     """Integrate a field at every point of a grid and tabulate the monitors (see the module docstring).
 
     Parameters
@@ -277,14 +335,29 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
         Run on this Dask cluster (its scheduler address); the rows are the same.
     points : int
         Output times per run at which the monitors are evaluated (default 201).
+    on_row : callable, optional
+        ``on_row(row)`` is called with each row as its run finishes (in the order they finish): write
+        rows there to keep them whatever happens later.
+    done : mapping, optional
+        Rows already computed, by their swept values (:func:`read_rows` of an earlier table): those
+        runs are not run again (resume an interrupted sweep).
     **options
         Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, atol).
+
+    Returns
+    -------
+    SweepResult
+        Interrupted by Ctrl-C, the rows of the runs that finished (``interrupted`` says so, the
+        worker processes are stopped); any other interrupt (a time budget) propagates after
+        ``on_row`` has seen every finished row.
 
     Raises
     ------
     SimulationError
         For a swept name that is neither a parameter nor ``q0.<q>`` / ``qdot0.<q>``, a bad
         range, or a Dask scheduler that cannot be reached.
+    LimitError
+        For a grid of more runs than the limit ``runs`` (:mod:`anholo.io.limits`).
     """
     compiled = _compiled(system, field)
     other = None if compare_with is None else as_compiled(compare_with)
@@ -320,9 +393,25 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
                 p[name] = value
         runs.append((i, (q, u), p))
     options = dict(options, points=int(points))
-    results = map_runs(_row, (compiled, other), float(t_end), runs, options, workers=workers, scheduler=scheduler,
-                       progress=progress, progress_stream=progress_stream, label="sweep")
-    extra = ("nh_vak_gap",) if other is not None else ()
-    columns = names + MONITORS + extra + tuple(f"{c}_end" for c in coords) + ("nfev", "status")
-    rows = tuple(tuple(point) + tuple(r) for point, r in zip(points_, results))
-    return SweepResult(names, columns, rows, compiled.kind, compiled.name, float(t_end))
+    columns = sweep_columns(names, coords, other is not None)
+    rows: dict = {}
+    for i, point in enumerate(points_):  # resumed rows
+        hit = (done or {}).get(tuple(point))
+        if hit is not None:
+            rows[i] = tuple(hit)
+    todo = [run for run in runs if run[0] not in rows]
+
+    def finished(k, result):
+        i = todo[k][0]
+        rows[i] = tuple(points_[i]) + tuple(result)
+        if on_row is not None:
+            on_row(rows[i])
+
+    interrupted = ""
+    try:
+        map_runs(_row, (compiled, other), float(t_end), todo, options, workers=workers, scheduler=scheduler,
+                 progress=progress, progress_stream=progress_stream, label="sweep", on_result=finished)
+    except KeyboardInterrupt:
+        interrupted = "interrupted (Ctrl-C)"
+    return SweepResult(names, columns, tuple(rows[i] for i in sorted(rows)), compiled.kind, compiled.name,
+                       float(t_end), planned=len(points_), interrupted=interrupted)

@@ -1,0 +1,160 @@
+#!/usr/bin/env python
+"""Benchmark: simulations through frame singularities (the change of chart of anholo.numerics.switching).
+
+Rows (medians over ``--repeats`` runs, integration wall time of ``simulate``; DOP853, rtol 1e-10,
+atol 1e-12):
+
+* the Veselova system written in the body angular velocities (``tests/numerics/data/veselova_frame.toml``,
+  whose adapted frame degenerates at θ = π/2), over [0, T] from the issue's initial state: θ crosses
+  π/2 at t ≈ 1.17, where the run changes to Maggi's equations with the dependent velocity φ̇.  Against:
+  the same motion in Maggi's equations with dependent φ̇ from the start (a chart regular along the whole
+  motion).  The one-off cost of building and compiling the second chart is reported apart (it is paid
+  once per process: the atlas keeps its charts);
+* the catalogue (every example with a nonholonomic or Euler–Lagrange field, except the bicycles, the
+  time-dependent, controlled and holonomically constrained ones, which take other paths): the
+  same motion (coordinates 0.35, 0.45, …; free velocities 0.9…0.3, over [0, T]) three ways:
+  ``plain`` (no atlas: the step loop alone), ``monitored`` (with the atlas: the monitors after every
+  step, no change of chart on these regular motions — checked) and ``forced`` (the change of chart
+  forced at the first step: Maggi's equations with the pivoted dependent velocities for the rest).
+
+Run from the repository root::
+
+    python benchmarks/bench_frame_singularity.py            # T = 20, 5 repeats (about a minute)
+    python benchmarks/bench_frame_singularity.py --quick    # T = 5, 3 repeats
+
+Results are printed as a table and written to ``benchmarks/results/frame_singularity.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from anholo.errors import NonlinearConstraintError
+from anholo.numerics import switching as sw
+from anholo.numerics import compile_system, from_system, simulate
+from anholo.numerics.charts import ChartAtlas
+from anholo.system import System
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+VESELOVA = ROOT / "tests" / "numerics" / "data" / "veselova_frame.toml"
+Q0, QDOT0 = [0.1, 1.0, 0.3], [-0.3782116141076978, 0.4, 0.7]
+SKIP = {"whipple_bicycle", "whipple_bicycle_pitch_rate"}
+
+
+def median_time(run, repeats: int) -> tuple:
+    times, last = [], None
+    for _ in range(repeats):
+        last = run()
+        times.append(last.wall_time)
+    return statistics.median(times), last
+
+
+def veselova_rows(t_end: float, repeats: int) -> dict:
+    system = System.load(str(VESELOVA))
+    frame = compile_system(from_system(system))
+    atlas = ChartAtlas(system)
+    t0 = time.perf_counter()
+    atlas.chart(("phi",))
+    build = time.perf_counter() - t0
+    regular = atlas.chart(("phi",)).compiled
+    switched, traj = median_time(lambda: simulate(frame, t_end, Q0, QDOT0, atlas=atlas), repeats)
+    plain, ref = median_time(lambda: simulate(regular, t_end, Q0, QDOT0), repeats)
+    gap = float(np.max(np.abs(traj.q[:, -1] - ref.q[:, -1])))
+    return {"system": "veselova_frame", "T": t_end, "switched_s": switched, "regular_chart_s": plain,
+            "ratio": switched / plain, "chart_build_s": build, "notes": list(traj.notes),
+            "final_state_gap": gap}
+
+
+def initial_data(compiled, name: str):
+    """(q0, q̇0) on C: coordinates 0.35, 0.45, …, free velocities 0.9…0.3 (bench_numerics.py's choice)."""
+    n = compiled.n
+    q0 = np.array([0.35 + 0.1 * k for k in range(n)])
+    if name == "spherical_pendulum":
+        q0 = np.array([1.0, 0.0])
+    s = np.concatenate([q0, np.linspace(0.9, 0.3, compiled.dim - n)])
+    u0 = compiled.natural_velocities(s[:, None], compiled.parameter_vector())[:, 0]
+    return q0, u0
+
+
+def catalogue_rows(t_end: float, repeats: int) -> list:
+    from anholo.examples import example_names
+
+    rows = []
+    for name in example_names(large=False):
+        if name in SKIP:
+            continue
+        try:
+            system = System.load(name)
+            if system.time is not None or system.inputs or getattr(system, "holonomic", ()):
+                continue
+            field = "nonholonomic" if system.has_constraints else "euler-lagrange"
+            compiled = compile_system(from_system(system, field))
+            q0, u0 = initial_data(compiled, name)
+            atlas = ChartAtlas(system)
+            plain, ref = median_time(lambda: simulate(compiled, t_end, q0, u0), repeats)
+            monitored, mon = median_time(lambda: simulate(compiled, t_end, q0, u0, atlas=atlas), repeats)
+            saved = sw.FRAME_SWITCH, sw.START_FACTOR, sw.BETTER
+            sw.FRAME_SWITCH = sw.START_FACTOR = sw.BETTER = 0.0  # change chart at the first look
+            try:
+                forced, frc = median_time(lambda: simulate(compiled, t_end, q0, u0, atlas=atlas), repeats)
+            finally:
+                sw.FRAME_SWITCH, sw.START_FACTOR, sw.BETTER = saved
+        except NonlinearConstraintError:
+            continue  # no Lagrange-d'Alembert field (Chetaev's, in natural velocities already)
+        except Exception as exc:  # report and go on: a benchmark row, not a test
+            rows.append({"system": name, "error": f"{type(exc).__name__}: {exc}"[:200]})
+            continue
+        rows.append({"system": name, "field": field, "plain_s": plain, "monitored_s": monitored,
+                     "forced_s": forced, "monitor_ratio": monitored / plain, "forced_ratio": forced / plain,
+                     "switched_in_monitored": bool(mon.notes), "forced_chart": frc.segments[-1]["chart"]
+                     if frc.segments else "frame",
+                     "forced_gap": float(np.max(np.abs(frc.q[:, -1] - ref.q[:, -1])))})
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--t-end", type=float, default=None)
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 5)
+    t_end = args.t_end or (5.0 if args.quick else 20.0)
+    ves = veselova_rows(t_end, repeats)
+    print(f"Veselova (frame language), T = {t_end:g}: through θ = π/2 {ves['switched_s'] * 1e3:.1f} ms, "
+          f"regular chart {ves['regular_chart_s'] * 1e3:.1f} ms, ratio {ves['ratio']:.2f} "
+          f"(second chart built once in {ves['chart_build_s'] * 1e3:.0f} ms); final-state gap "
+          f"{ves['final_state_gap']:.2g}")
+    rows = catalogue_rows(t_end, repeats)
+    print(f"\n{'system':32s} {'plain ms':>9s} {'monitored':>9s} {'forced':>9s} {'mon/pl':>7s} {'frc/pl':>7s}  "
+          "forced chart")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['system']:32s} error: {r['error']}")
+            continue
+        print(f"{r['system']:32s} {r['plain_s'] * 1e3:9.1f} {r['monitored_s'] * 1e3:9.1f} {r['forced_s'] * 1e3:9.1f} "
+              f"{r['monitor_ratio']:7.2f} {r['forced_ratio']:7.2f}  {r['forced_chart']}"
+              + ("  (SWITCHED in monitored run!)" if r["switched_in_monitored"] else ""))
+    ok = [r for r in rows if "error" not in r]
+    summary = {"median_monitor_ratio": statistics.median(r["monitor_ratio"] for r in ok),
+               "max_monitor_ratio": max(r["monitor_ratio"] for r in ok),
+               "median_forced_ratio": statistics.median(r["forced_ratio"] for r in ok),
+               "max_forced_ratio": max(r["forced_ratio"] for r in ok)}
+    print("\n" + ", ".join(f"{k} {v:.2f}" for k, v in summary.items()))
+    out = HERE / "results" / "frame_singularity.json"
+    out.write_text(json.dumps({"T": t_end, "repeats": repeats, "veselova": ves, "catalogue": rows,
+                               "summary": summary}, indent=2))
+    print(f"wrote {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""Linearisation of a field about an equilibrium or a steady motion, from its implicit form.
+
+A field on C in the state ``s = (q, v^α)`` (the nonholonomic field; the
+Euler–Lagrange field with every quasi-velocity free) reads ``q̇ = K(s)``,
+``M(s) v̇ = F(s)`` (:meth:`~anholo.dynamics.nonholonomic.NonholonomicSystem.implicit_form`).
+About a reference state ``s₀`` — an equilibrium, or a steady motion such as
+upright straight running at speed v, where the ignored (cyclic) coordinates move
+but the chosen states are stationary — the variational equation in the chosen
+states ``z ⊂ s`` is ``δż = A δz`` with
+
+    A = [[∂K/∂z], [M⁻¹ (∂F/∂z − (∂M/∂z) v̇₀)]]   at s₀,   v̇₀ = M⁻¹ F (s₀),
+
+which needs no symbolic inverse: ``∂M/∂z`` and ``∂F/∂z`` are differentiated
+symbolically (and compiled), ``M`` is solved numerically at ``s₀``.  The
+eigenvalues of ``A`` decide linear stability (e.g. the weave and capsize speeds of
+the Whipple bicycle, Meijaard, Papadopoulos, Ruina & Schwab 2007).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from ..algebra.expressions import free_symbols
+from ..algebra.program import Program
+from ..dynamics.maggi import MaggiSystem
+from ..errors import (DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError,
+                      SingularFrameError)
+
+__all__ = ["Linearization", "LinearizationProblem"]
+
+
+@dataclass(frozen=True)
+class Linearization:
+    """``δż = A δz`` at one reference state: the matrix, its eigenvalues and the residual rates.
+
+    Attributes
+    ----------
+    states : tuple of Symbol
+        ``z``, the chosen states.
+    A : ndarray
+    eigenvalues : ndarray
+        Sorted by decreasing real part.
+    rates : ndarray
+        ``ż`` at the reference state (zero for an equilibrium of the chosen states).
+    reference : dict
+        The reference state and parameter values (the inputs' values among them).
+    B : ndarray or None
+        ``∂ż/∂w`` for the control inputs ``w`` (``δż = A δz + B δw``), None without inputs.
+    inputs : tuple of Symbol
+        The inputs ``w`` of ``B``.
+    """
+
+    states: tuple
+    A: np.ndarray
+    eigenvalues: np.ndarray
+    rates: np.ndarray
+    reference: dict
+    B: np.ndarray = None
+    inputs: tuple = ()
+
+    @property
+    def stable(self) -> bool:
+        """True if every eigenvalue has a real part ≤ 1e-9 (linear stability in the weak sense)."""
+        return bool(np.all(self.eigenvalues.real <= 1e-9))
+
+    @property
+    def is_equilibrium(self) -> bool:
+        """True if the chosen states are stationary at the reference (``|ż| ≤ 1e-9``)."""
+        return bool(np.all(np.abs(self.rates) <= 1e-9))
+
+    def __str__(self):
+        rows = [", ".join(f"{x: .6g}" for x in row) for row in self.A]
+        ev = ", ".join(_complex_text(e) for e in self.eigenvalues)
+        text = ("A (states " + ", ".join(map(str, self.states)) + "):\n  " + "\n  ".join(rows)
+                + f"\neigenvalues: {ev}")
+        if self.B is not None:
+            text += ("\nB (inputs " + ", ".join(map(str, self.inputs)) + "):\n  "
+                     + "\n  ".join(", ".join(f"{x: .6g}" for x in row) for row in self.B))
+        return text
+
+    def to_dict(self) -> dict:
+        return {"states": [str(s) for s in self.states], "A": self.A.tolist(),
+                "eigenvalues": [[float(e.real), float(e.imag)] for e in self.eigenvalues],
+                "rates": self.rates.tolist(), "stable": self.stable, "equilibrium": self.is_equilibrium,
+                "reference": {str(k): float(v) for k, v in self.reference.items()},
+                **({} if self.B is None else {"inputs": [str(w) for w in self.inputs], "B": self.B.tolist()})}
+
+
+def _complex_text(e, tiny: float = 1e-12) -> str:
+    re = 0.0 if abs(e.real) <= tiny else e.real
+    if abs(e.imag) <= tiny:
+        return f"{re:.6g}"
+    return f"{re:.6g}{'+' if e.imag >= 0 else '-'}{abs(e.imag):.6g}i"
+
+
+class LinearizationProblem:
+    """The compiled pieces of a linearisation in the states ``z`` (reusable across reference states and parameters).
+
+    For a :class:`~anholo.dynamics.maggi.MaggiSystem` (large systems) the derivatives are taken in
+    forward mode along the shared subexpressions of its implicit form
+    (:class:`~anholo.algebra.program.Program`), never expanding a tree.
+
+    Parameters
+    ----------
+    source : NonholonomicSystem, MaggiSystem or Lagrangian
+        The field: Γ_nh on C in ``(q, v^α)``, or the Euler–Lagrange field in ``(q, v)``.
+    states : sequence of Symbol or str, optional
+        The chosen states ``z`` (coordinates and free quasi-velocities); default all.
+    holonomic : sequence of expressions, optional
+        Holonomic constraints ``f(q) = 0`` (default: the source's ``holonomic``, if any).  A coordinate
+        they tie to the chosen ones moves with them: for a chosen coordinate ``z`` the derivative is
+        ``∂/∂z + (∂q^d/∂z) ∂/∂q^d`` with ``∂q^d/∂z = −(∂f/∂q^d)⁻¹ ∂f/∂z`` at the reference state
+        (implicit function theorem), e.g. the pitch of a bicycle following its lean and steer.
+    """
+
+    def __init__(self, source, states: Sequence | None = None, holonomic: Sequence | None = None):
+        maggi = isinstance(source, MaggiSystem)
+        if maggi:
+            coords, vel = tuple(source.chart.coordinates), tuple(source.free_velocities)
+        elif hasattr(source, "velocities_on_C"):
+            nh = source
+            coords, vel = tuple(nh.frame.chart.coordinates), tuple(nh.free_velocities)
+        else:
+            coords, vel = tuple(source.bundle.chart.coordinates), tuple(source.bundle.quasi_velocities)
+        self.all_states = coords + vel
+        by_name = {s.name: s for s in self.all_states}
+        if states is None:
+            chosen = self.all_states
+        else:
+            chosen = []
+            for s in states:
+                name = str(s)
+                if name not in by_name:
+                    raise DimensionError(f"{name!r} is not a state of the field; the states are "
+                                         f"{', '.join(by_name)} (coordinates and free quasi-velocities).")
+                chosen.append(by_name[name])
+            chosen = tuple(chosen)
+        self.states = chosen
+        hol = tuple(sp.sympify(f) for f in (holonomic if holonomic is not None else getattr(source, "holonomic", ())))
+        tied = [c for c in coords if c not in chosen and any(c in free_symbols([f]) for f in hol)]
+        self._tied = tuple(tied)
+        self._hol = hol
+        forces = getattr(source, "forces", None)
+        self.inputs = tuple(getattr(source, "inputs", ()) if maggi else (forces.inputs if forces is not None and
+                                                                        hasattr(forces, "inputs") else ()))
+        variables = chosen + tuple(tied) + self.inputs
+        self._kin_idx = [coords.index(z) for z in chosen if z in coords]
+        self._vel_idx = [vel.index(z) for z in chosen if z in vel]
+        self._coords = coords
+        self._nz, self._nv = len(chosen), len(chosen) + len(tied)
+        if maggi:
+            self._build_program(source, variables, hol)
+        else:
+            self._build_sympy(source, variables, hol)
+
+    def _build_sympy(self, source, variables, hol) -> None:
+        if hasattr(source, "velocities_on_C"):
+            nh = source
+            form = nh.implicit_form(multipliers=False)
+            X, vC = nh.frame.vectors, nh.velocities_on_C
+            kin = [sp.Add(*[X[j, A] * vC[j] for j in range(nh.n) if X[j, A] != 0 and vC[j] != 0])
+                   for A in range(nh.n)]
+        else:
+            L = source
+            form = L.implicit_form()
+            b = L.bundle
+            X, v = b.frame.vectors, b.quasi_velocities
+            kin = [sp.Add(*[X[j, A] * v[j] for j in range(b.dim) if X[j, A] != 0]) for A in range(b.dim)]
+        M, F = form.matrix, list(form.rhs)
+        k = form.dim
+        K = [kin[i] for i in self._kin_idx]
+        dK = [e.diff(z) for e in K for z in variables]
+        dF = [F[i].diff(z) for i in range(k) for z in variables]
+        dM = [M[i, j].diff(z) for z in variables for i in range(k) for j in range(k)]
+        df = [f.diff(z) for f in hol for z in variables]
+        exprs = K + dK + list(M) + F + dF + dM + list(hol) + df
+        free = free_symbols(exprs) if exprs else set()
+        self.parameters = tuple(sorted(free - set(self.all_states), key=lambda s: s.name))
+        raw = sp.lambdify(list(self.all_states) + list(self.parameters), exprs, modules="math", cse=True)
+        nk, nv, nh_ = len(K), len(variables), len(hol)
+
+        def evaluate(vals):
+            out, pos = raw(*vals), 0
+
+            def take(count, shape):
+                nonlocal pos
+                arr = np.array(out[pos:pos + count], dtype=float).reshape(shape)
+                pos += count
+                return arr
+            parts = (take(nk, (nk,)), take(nk * nv, (nk, nv)), take(k * k, (k, k)), take(k, (k,)),
+                     take(k * nv, (k, nv)), take(nv * k * k, (nv, k, k)))
+            return parts + (take(nh_, (nh_,)), take(nh_ * nv, (nh_, nv)))
+
+        self._k, self._evaluate = k, evaluate
+
+    def _build_program(self, source, variables, hol) -> None:
+        from ..algebra.engine import se, to_engine
+
+        prog = source.program(multipliers=False)
+        n, k = len(self._coords), source.m
+        hol_e = [to_engine(f) for f in hol]
+        names = {str(a) for a in prog.args}
+        extra = sorted({s for f in hol_e for s in f.free_symbols if str(s) not in names}, key=str)
+        base = Program(prog.args + tuple(extra), prog.pairs, prog.outputs + tuple(hol_e))
+        full, (rows, nv) = base.derivatives([se.Symbol(z.name) for z in variables])
+        f = full.compile()
+        arg_names = [str(a) for a in full.args]
+        state_names = {s.name for s in self.all_states}
+        self.parameters = tuple(sp.Symbol(a, real=True) for a in arg_names if a not in state_names)
+        kin_idx, nh_ = self._kin_idx, len(hol)
+
+        def evaluate(vals):
+            # vals: all_states then parameters (by name), mapped onto the program's arguments
+            by_name = dict(zip([s.name for s in self.all_states] + [p.name for p in self.parameters], vals))
+            out = np.array(f(*[by_name[a] for a in arg_names]), dtype=float)
+            vals0, jac = out[:rows], out[rows:].reshape(rows, nv)
+            K, dK = vals0[:n][kin_idx], jac[:n][kin_idx]
+            M, F = vals0[n:n + k * k].reshape(k, k), vals0[n + k * k:n + k * k + k]
+            dM = jac[n:n + k * k].reshape(k, k, nv).transpose(2, 0, 1)
+            dF = jac[n + k * k:n + k * k + k]
+            return K, dK, M, F, dF, dM, vals0[rows - nh_:], jac[rows - nh_:]
+
+        self._k, self._evaluate = k, evaluate
+
+    def at(self, reference: Mapping, parameters: Mapping) -> Linearization:
+        """``A`` at a reference state (``reference``: state → value, missing ones 0) and parameter values."""
+        ref = {str(k): float(v) for k, v in reference.items()}
+        par = {str(k): float(v) for k, v in parameters.items()}
+        unknown = [k for k in ref if k not in {s.name for s in self.all_states}]
+        if unknown:
+            raise DimensionError(f"{unknown[0]!r} is not a state of the field; the states are "
+                                 f"{', '.join(s.name for s in self.all_states)}.")
+        missing = [p.name for p in self.parameters if p.name not in par]
+        if missing:
+            raise MissingParameterError(f"no value for the parameter(s) {', '.join(missing)}; give them with "
+                                        "--set NAME=VALUE or in the system file's [values] table.")
+        try:
+            K, dK, M, F, dF, dM, f, df = self._evaluate(
+                [ref.get(s.name, 0.0) for s in self.all_states] + [par[p.name] for p in self.parameters])
+        except (ZeroDivisionError, ValueError, OverflowError):
+            raise SingularFrameError(
+                f"the field is undefined at the reference state {ref or '(every state 0)'} (a division by zero or a square root of a "
+                "negative number there: e.g. the constraints cannot be solved for the dependent velocities at "
+                "it); choose another reference state, or other dependent velocities.") from None
+        k, nz = self._k, self._nz
+        if k and not np.all(np.isfinite(M)) or k and np.linalg.cond(M) > 1e14:
+            raise IrregularLagrangianError(
+                "the matrix M of the implicit form is singular (or undefined) at the reference state "
+                f"{ref}; choose another reference state (a coordinate singularity of the chart?).")
+        if len(f) and np.abs(f).max() > 1e-8:
+            raise InitialStateError(
+                f"the reference state violates the holonomic constraints (residual {np.abs(f).max():.3g}); "
+                "give the tied coordinates values that satisfy them.")
+        nv = self._nv  # columns: chosen states, tied coordinates, then the inputs
+        vdot = np.linalg.solve(M, F) if k else F
+
+        def rates_derivative(dK_, dF_, dM_):
+            rhs = dF_ - np.einsum("zij,j->iz", dM_, vdot) if k else dF_
+            dV = np.linalg.solve(M, rhs) if k else rhs
+            return np.vstack([dK_, dV[self._vel_idx]])
+
+        T = self._tie(df[:, :nv])  # total derivatives: columns z + (∂q^d/∂z) columns d
+        A = rates_derivative(dK[:, :nv] @ T, dF[:, :nv] @ T, np.einsum("vij,vz->zij", dM[:nv], T)) if nz \
+            else np.zeros((0, 0))
+        B = rates_derivative(dK[:, nv:], dF[:, nv:], dM[nv:]) if self.inputs else None
+        rates = np.concatenate([K, vdot[self._vel_idx]])
+        ev = np.linalg.eigvals(A) if nz else np.zeros(0, dtype=complex)
+        ev = ev[np.lexsort((-ev.imag, -ev.real))]
+        return Linearization(self.states, A, ev, rates, {**ref, **par}, B, self.inputs)
+
+    def _tie(self, df: np.ndarray) -> np.ndarray:
+        """``T`` (variables × chosen): the identity on the chosen states, and ``∂q^d/∂z`` on the tied
+        coordinates, from ``f_d ∂q^d/∂z = −f_z`` (the tied coordinates least-squares if not all are needed)."""
+        nz, nv = self._nz, self._nv
+        T = np.zeros((nv, nz))
+        T[:nz, :nz] = np.eye(nz)
+        if nv > nz and df.size:
+            fz, fd = df[:, :nz], df[:, nz:]
+            if np.linalg.matrix_rank(fd) < fd.shape[0]:
+                raise DimensionError(
+                    "the holonomic constraints do not determine the coordinates tied to the chosen states "
+                    f"({', '.join(s.name for s in self._tied)}) at this reference state; choose other states.")
+            T[nz:, :] = -np.linalg.pinv(fd) @ fz
+        return T
+
+    def sweep(self, name: str, values: Sequence, reference: Mapping, parameters: Mapping) -> list:
+        """:meth:`at` for each value of a state or parameter ``name`` (e.g. the forward speed)."""
+        states = {s.name for s in self.all_states}
+        out = []
+        for x in values:
+            ref, par = dict(reference), dict(parameters)
+            (ref if name in states else par)[name] = float(x)
+            out.append(self.at(ref, par))
+        return out

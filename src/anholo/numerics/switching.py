@@ -1,0 +1,292 @@
+"""A motion through frame singularities: the step loop with its monitors and the change of chart.
+
+:func:`integrate_charts` integrates a compiled field step by step (:mod:`anholo.numerics.stepping`)
+and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
+
+1. In the field's own chart (the frame route, ``(q, v^α)`` with ``q̇ = X_α v^α + β``) the frame
+   condition ``κ_X`` is read; when it exceeds ``max(FRAME_SWITCH, START_FACTOR κ_X(t0))`` and the frame
+   and pivot conditions of Maggi's equations for the dependent velocities with the best pivot at ``q``
+   (QR with column pivoting of ``κ(q)``) are ``BETTER`` times smaller, or the step size collapses, or the state
+   stops being finite, the motion goes on in those Maggi's equations, from the natural velocities ``q̇``
+   of the last good state.  (The cost of a step grows with ``κ_X`` well before the frame fails: on the
+   Veselova system the evaluations per unit time triple between ``κ_X = 3`` and ``κ_X = 12``.)  On C both charts describe the same motion, so
+   nothing is lost but rounding.
+2. In a chart of Maggi's equations, the pivot condition ``‖κ‖ / σ_min(κ_P(q))``: above ``PIVOT_SWITCH`` (and
+   ``BETTER`` times the best's) the dependent velocities are chosen again, the same way; and the mass
+   condition ``cond g``: above ``SINGULAR_MASS`` (or when the steps collapse in the best chart) the
+   motion itself is singular, and the run stops with :class:`~anholo.errors.IntegrationError`: t, the
+   state, and why.
+
+Without an atlas (a compiled field alone) nothing is switched: a collapse of the step size stops the
+run with the same kind of message instead of grinding on.  Ctrl-C keeps the motion computed so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import IntegrationError, SimulationError
+from .charts import FRAME_SWITCH, PIVOT_SWITCH, SINGULAR_MASS, frame_condition
+from .stepping import Stop, Switch, run_steps
+
+__all__ = ["integrate_charts", "START_FACTOR"]
+
+#: A frame chart is left when its condition exceeds FRAME_SWITCH and START_FACTOR times its value at the start.
+START_FACTOR = 5.0
+#: A frame chart is left for Maggi's equations only if their frame and pivot conditions are BETTER times smaller.
+BETTER = 10.0
+#: Accepted steps between two looks at the chart (sooner when the step size halves).
+CHECK_EVERY = 16
+
+
+@dataclass
+class _Chart:
+    """A chart in use: its compiled field, parameter vector and right-hand side; Maggi charts carry the
+    atlas's record (dependent coordinates, mass block)."""
+
+    compiled: object
+    p: tuple
+    rhs: object
+    t0: float
+    label: str
+    maggi: object = None
+    first: bool = False
+    threshold: float = FRAME_SWITCH
+
+
+def _state_text(names, y) -> str:
+    return "(" + ", ".join(f"{n} = {float(v):.6g}" for n, v in zip(names, y)) + ")"
+
+
+def _natural(chart: _Chart, t, y) -> tuple:
+    c = chart.compiled
+    y = np.asarray(y, float)
+    with np.errstate(all="ignore"):
+        u = c.natural_velocities(y.reshape(-1, 1), chart.p, t)[:, 0]
+    return y[:c.n], u
+
+
+def _params(compiled, p) -> dict:
+    return dict(zip(compiled.parameters, (float(x) for x in p)))
+
+
+def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol, t_eval, events, dense_output,
+                     options, atlas, inputs, progress) -> dict:
+    """Integrate from ``y0`` (the state of ``compiled``) over ``[t0, t1]``, changing chart when the monitors
+    say so (module docstring).  Returns ``{"segments", "t_events", "y_events", "nfev", "message", "notes"}``.
+
+    Raises
+    ------
+    IntegrationError
+        A singular motion (with t, the state and why), or a failure of the solver.
+    """
+    params = {**pdict}
+    if atlas is not None and inputs and getattr(compiled, "control_names", ()):
+        atlas = None  # Maggi's route does not simulate control inputs: watch, but do not switch
+    if atlas is not None and compiled.kind != ("nonholonomic" if atlas.k else "euler-lagrange"):
+        atlas = None  # the atlas's charts are of another field (vakonomic, Chetaev, or constraints ignored)
+    first_maggi = atlas.adopted(compiled) if atlas is not None else None
+    chart = _Chart(compiled, tuple(p), rhs, t0, "frame" if first_maggi is None else _maggi_label(first_maggi),
+                   maggi=first_maggi, first=True)
+    if atlas is not None and first_maggi is None:
+        with np.errstate(all="ignore"):
+            start = frame_condition(compiled, y0, p, t0)
+        chart.threshold = max(FRAME_SWITCH, START_FACTOR * start) if np.isfinite(start) else float("inf")
+    names = compiled.coordinate_names
+    last = {"t": t0, "y": np.asarray(y0, float)}
+
+    def describe(ch, t, y) -> str:
+        q, u = _natural(ch, t, y)
+        return (f"at t = {t:.10g}, q = {_state_text(names, q)}, q_dot = "
+                f"{_state_text([n + '_dot' for n in names], u)}")
+
+    watch = {"since": CHECK_EVERY, "h": float("inf")}
+
+    def due(h, stalled, finite) -> bool:
+        """Look at the chart every CHECK_EVERY steps, and at once when the step shrank to half the step of
+        the last look (a singularity ahead makes the steps shrink), the steps stalled or the state broke."""
+        watch["since"] += 1
+        if watch["since"] >= CHECK_EVERY or h < 0.5 * watch["h"] or stalled or not finite:
+            watch["since"], watch["h"] = 0, h
+            return True
+        return False
+
+    def monitor(ch, t, y, h, stalled, solver):
+        finite = bool(np.all(np.isfinite(y)))
+        if not due(h, stalled, finite):
+            last["t"], last["y"] = t, np.array(y)
+            return
+        if ch.maggi is None:  # the frame route
+            if atlas is None:
+                if not finite or stalled:
+                    why = "the state is no longer finite" if not finite else f"the step size collapsed to {h:.3g}"
+                    cond = frame_condition(ch.compiled, last["y"], ch.p, last["t"])
+                    raise Stop(f"{why} {describe(ch, last['t'], last['y'])}; the frame condition there is "
+                               f"{cond:.3g} (a singular frame or Hessian): simulate the System itself "
+                               "(simulate(System.load(...), ...)) or use `anholo simulate`, which change chart")
+                last["t"], last["y"] = t, np.array(y)
+                return
+            if not finite:
+                raise Switch(last["t"], last["y"], "the state of the frame chart became non-finite")
+            cond = frame_condition(ch.compiled, y, ch.p, t)
+            if stalled:
+                raise Switch(t, np.array(y), f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
+            if cond > ch.threshold:
+                other = _alternative(ch, t, y)
+                if other is not None and other * BETTER < cond:
+                    raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {other:.3g} in Maggi's equations")
+                ch.threshold = 2 * cond  # no better chart here: look again when it has doubled
+            last["t"], last["y"] = t, np.array(y)
+            return
+        # a chart of Maggi's equations
+        if not finite:
+            raise Stop(f"the state is no longer finite after {describe(ch, last['t'], last['y'])}")
+        q = np.asarray(y[:ch.compiled.n], float)
+        piv = atlas.pivot_condition(ch.maggi.dependent, q, params, t)
+        if piv > PIVOT_SWITCH or stalled:
+            best = atlas.best(q, params, t)
+            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * BETTER < piv:
+                raise Switch(t, np.array(y), f"pivot condition {piv:.3g}")
+        mass = atlas.mass_condition(ch.maggi, y, params, t)
+        if mass > SINGULAR_MASS or stalled:
+            best = atlas.best(q, params, t)  # singular in this chart: is it the chart's fault?
+            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) < piv:
+                raise Switch(t, np.array(y), f"mass condition {mass:.3g} with pivot condition {piv:.3g}")
+            why = (f"the step size collapsed to {h:.3g}; " if stalled else "") + (
+                f"the kinetic-energy form on D is singular there (condition {mass:.3g} of the mass block "
+                f"g = X^T W X in the best choice of dependent velocities, "
+                f"{', '.join(ch.maggi.dependent) or 'none'}; pivot condition {piv:.3g}): the coordinates are "
+                "singular there (e.g. Euler angles at gimbal lock) or the Lagrangian is degenerate; choose "
+                "other coordinates")
+            raise Stop(f"the motion is singular {describe(ch, t, y)}: {why}")
+        last["t"], last["y"] = t, np.array(y)
+
+    def _alternative(ch, t, y):
+        """How good the best chart of Maggi's equations is at the same point: the larger of its frame and its
+        pivot conditions (None if there is none)."""
+        q, u = _natural(ch, t, y)
+        try:
+            new = atlas.chart(atlas.best(q, params, t))
+            pc = new.compiled.parameter_vector({k: v for k, v in params.items() if k in new.compiled.parameters})
+            with np.errstate(all="ignore"):
+                y_new = new.compiled.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=t)
+        except SimulationError:
+            return None
+        return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
+
+    segments, notes = [], []
+    t_events = [[] for _ in (events if isinstance(events, (list, tuple)) else ([events] if events else []))]
+    y_events = [[] for _ in t_events]
+    nfev, message = 0, ""
+    t_start, y_start = t0, np.asarray(y0, float)
+    while True:
+        try:
+            with np.errstate(all="ignore"):
+                res = run_steps(chart, t_start, y_start, t1, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
+                                events=_in_chart(events, chart), dense_output=dense_output, options=options, progress=progress,
+                                monitor=monitor)
+        except Stop as exc:
+            _close(progress)
+            raise IntegrationError(f"the integration stopped: {exc}.") from None
+        except (ZeroDivisionError, OverflowError, ValueError) as exc:
+            _close(progress)
+            raise IntegrationError(
+                f"the right-hand side of the {compiled.kind} field could not be evaluated ({exc}) after "
+                f"{describe(chart, last['t'], last['y'])}; the frame, the Hessian or a coordinate chart is "
+                "singular along the motion.") from exc
+        seg = res["segment"]
+        seg.t_end = res["t"]
+        nfev += seg.nfev
+        for i, (te, ye) in enumerate(zip(res["t_events"], res["y_events"])):
+            t_events[i] += te
+            y_events[i] += ye
+        segments.append(seg)
+        status = res["status"]
+        if status == "switch":
+            sw = res["switch"]
+            _trim(seg, sw.t, np.sign(t1 - t0))
+            seg.t_end = sw.t
+            q, u = _natural(chart, sw.t, sw.y)
+            try:
+                best = atlas.best(q, params, sw.t)
+                new = atlas.chart(best)
+                pc = new.compiled.parameter_vector({k: v for k, v in params.items() if k in new.compiled.parameters})
+                with np.errstate(all="ignore"):
+                    y_new = new.compiled.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=sw.t)
+                    rhs_new = new.compiled.rhs(pc)
+            except SimulationError as exc:
+                _close(progress)
+                raise IntegrationError(f"the integration stopped {describe(chart, sw.t, sw.y)}: {sw.reason} and "
+                                       f"no other chart is available ({exc}).") from None
+            if not np.all(np.isfinite(y_new)):
+                _close(progress)
+                raise IntegrationError(f"the integration stopped {describe(chart, sw.t, sw.y)}: {sw.reason}, and "
+                                       "the state is not finite in the best chart.")
+            label = _maggi_label(new)
+            notes.append(f"changed chart at t = {sw.t:.10g} ({sw.reason}): {chart.label} -> {label}")
+            chart = _Chart(new.compiled, tuple(pc), rhs_new, sw.t, label, maggi=new)
+            t_start, y_start = sw.t, y_new
+            last["t"], last["y"] = sw.t, y_new
+            watch["since"], watch["h"] = CHECK_EVERY, float("inf")
+            continue
+        if status == "failed":
+            _close(progress)
+            raise IntegrationError(f"the integration stopped: {res['message']} {describe(chart, res['t'], res['y'])}"
+                                   "; the frame, the Hessian or a coordinate chart is singular there.")
+        if status == "interrupted":
+            message = f"interrupted at t = {last['t']:.10g}"
+        elif status == "event":
+            message = f"stopped by an event at t = {seg.t_end:.10g}"
+        else:
+            message = "The solver successfully reached the end of the integration interval."
+        break
+    _close(progress)
+    return {"segments": segments, "t_events": [np.array(x) for x in t_events],
+            "y_events": [np.array(x) for x in y_events], "nfev": nfev, "message": message, "notes": notes}
+
+
+def _in_chart(events, chart):
+    """The events as functions of the chart's state: those marked ``natural = True`` are functions
+    ``g(t, (q, q̇))`` of the natural state and are evaluated through ``q̇ = X_α v^α + β``; the others get
+    the chart's state (its first n entries are the coordinates in every chart)."""
+    if events is None:
+        return None
+    out = []
+    for e in ([events] if callable(events) else list(events)):
+        if getattr(e, "natural", False):
+            def g(t, y, e=e):
+                q, u = _natural(chart, t, y)
+                return e(t, np.concatenate([q, u]))
+
+            g.terminal, g.direction = getattr(e, "terminal", False), getattr(e, "direction", 0)
+            out.append(g)
+        else:
+            out.append(e)
+    return out
+
+
+def _maggi_label(chart) -> str:
+    return f"Maggi's equations, dependent {', '.join(chart.dependent)}" if chart.dependent else \
+        "natural velocities"
+
+
+def _trim(seg, t_end, sign) -> None:
+    """Drop the outputs of a segment after ``t_end`` (a state that was not finite)."""
+    keep_t, keep_y = [], []
+    for t, y in zip(seg.t, seg.y):
+        t = np.atleast_1d(t)
+        mask = sign * t <= sign * t_end
+        if mask.any():
+            keep_t.append(t[mask])
+            keep_y.append(np.asarray(y)[:, mask])
+    seg.t, seg.y = keep_t, keep_y
+    while seg.step_times and sign * seg.step_times[-1] > sign * t_end:
+        seg.step_times.pop()
+        seg.interpolants.pop()
+
+
+def _close(progress) -> None:
+    if progress is not None:
+        progress.close()
