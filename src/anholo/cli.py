@@ -926,8 +926,11 @@ def main(argv=None, out=None) -> int:
 
 
 def _one_line(exc) -> str:
-    """A message on one line, at most a few thousand characters (the line is for a person)."""
-    text = " ".join(str(exc).split())
+    """A message on one line, at most a few thousand characters (the line is for a person), with control
+    characters shown escaped (:func:`anholo.errors.printable`: an echoed name cannot drive the terminal)."""
+    from .errors import printable
+
+    text = printable(" ".join(str(exc).split()))
     return text if len(text) <= 3000 else text[:2990] + " ..."
 
 

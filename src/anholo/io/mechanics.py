@@ -58,7 +58,9 @@ from ..algebra import dag_size, numeric_value, random_point, size_exceeds, tidy
 from ..algebra.printing import latex
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
-from ..errors import MechanicsModelError
+from ..errors import ArgumentError, MechanicsModelError, printable
+from .expressions import as_sequence, sympified
+from sympy.core.function import AppliedUndef
 from ..geometry.chart import Chart, velocity_symbol
 from ..geometry.frame import Frame
 
@@ -313,7 +315,7 @@ class MechanicsModel:
         for k, v in given.items():
             name = k if isinstance(k, str) else getattr(k, "name", str(k))
             if name in by_name:
-                out[by_name[name]] = sp.Float(v) if isinstance(v, float) else sp.sympify(v)
+                out[by_name[name]] = sp.Float(v) if isinstance(v, float) else sympified(v, f"values[{name}]")
         missing = [p.name for p in self.chart.parameters if p not in out]
         if missing:
             raise MechanicsModelError(f"no values for the parameters {missing}; pass values={{name: number}}.")
@@ -434,6 +436,63 @@ def _from_source(source, kw: dict) -> dict:
     return out
 
 
+def _checked_arguments(me, source, *, frame, bodies, loads, coordinates, speeds, kd_eqs, velocity_constraints,
+                       holonomic_constraints, origin, name, values) -> dict:
+    """The keyword arguments of :func:`from_mechanics` checked (an :class:`ArgumentError` naming the argument
+    and what it takes), as tuples; a coordinate or speed given by name is ``dynamicsymbols(name)`` (the same
+    object as the one the bodies' positions use, SymPy compares undefined functions by name)."""
+    if source is not None and not isinstance(source, (me.ReferenceFrame, me.KanesMethod, me.System)):
+        raise ArgumentError(f"from_mechanics: the first argument must be a KanesMethod, a System or the inertial "
+                            f"ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
+    if frame is not None and not isinstance(frame, me.ReferenceFrame):
+        raise ArgumentError(f"from_mechanics: frame= must be a ReferenceFrame (the inertial frame N), got "
+                            f"{type(frame).__name__}.")
+    if origin is not None and not isinstance(origin, me.Point):
+        raise ArgumentError(f"from_mechanics: origin= must be a Point, got {type(origin).__name__}.")
+    if not isinstance(name, str):
+        raise ArgumentError(f"from_mechanics: name= must be a string, got {type(name).__name__}.")
+    if values is not None and not isinstance(values, Mapping):
+        raise ArgumentError(f"from_mechanics: values= must be a dict symbol or name -> number, got "
+                            f"{type(values).__name__}.")
+    out = {"frame": frame}
+    t = me.dynamicsymbols._t
+    for key, value in (("coordinates", coordinates), ("speeds", speeds)):
+        items = []
+        for i, item in enumerate(as_sequence(value, f"from_mechanics: {key}", what="dynamic symbols")):
+            if isinstance(item, str):
+                if not item.isidentifier():
+                    raise ArgumentError(f"from_mechanics: {key}[{i}] = {printable(repr(item))[:60]} is not a name; "
+                                        "give dynamicsymbols('q1') or its name 'q1'.")
+                item = me.dynamicsymbols(item)
+            if not (isinstance(item, AppliedUndef) and item.args == (t,)):
+                raise ArgumentError(f"from_mechanics: {key}[{i}] must be a dynamic symbol (dynamicsymbols('q1')), "
+                                    f"got {type(item).__name__} {printable(repr(item))[:60]}.")
+            items.append(item)
+        out[key] = tuple(items)
+    for key, value in (("kd_eqs", kd_eqs), ("velocity_constraints", velocity_constraints),
+                       ("holonomic_constraints", holonomic_constraints)):
+        items = as_sequence(value, f"from_mechanics: {key}", what="SymPy expressions")
+        for i, item in enumerate(items):
+            if not isinstance(item, sp.Expr) and not (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                raise ArgumentError(f"from_mechanics: {key}[{i}] must be a SymPy expression in the dynamic symbols "
+                                    f"(each = 0), got {type(item).__name__} {printable(repr(item))[:60]}.")
+        out[key] = tuple(items)
+    bodies = as_sequence(bodies, "from_mechanics: bodies", what="RigidBody or Particle objects")
+    for i, body in enumerate(bodies):
+        if not isinstance(body, (me.RigidBody, me.Particle)):
+            raise ArgumentError(f"from_mechanics: bodies[{i}] must be a RigidBody or a Particle, got "
+                                f"{type(body).__name__} {printable(repr(body))[:60]}.")
+    out["bodies"] = bodies
+    loads = as_sequence(loads, "from_mechanics: loads", what="(Point, force) or (ReferenceFrame, torque) pairs")
+    for i, load in enumerate(loads):
+        if not (isinstance(load, tuple) and len(load) == 2 and isinstance(load[0], (me.Point, me.ReferenceFrame))
+                and isinstance(load[1], me.Vector)):
+            raise ArgumentError(f"from_mechanics: loads[{i}] must be a pair (Point, force vector) or (ReferenceFrame, "
+                                f"torque vector), got {printable(repr(load))[:80]}.")
+    out["loads"] = loads
+    return out
+
+
 def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=(), speeds=(), kd_eqs=(),
                    velocity_constraints=(), holonomic_constraints=(), origin=None, name: str = "mechanics model",
                    values: Mapping | None = None) -> MechanicsModel:
@@ -484,9 +543,9 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
     -g*m*y + m*(x_dot**2 + y_dot**2)/2
     """
     me = _mech()
-    kw = dict(frame=frame, bodies=tuple(bodies), loads=tuple(loads), coordinates=tuple(coordinates),
-              speeds=tuple(speeds), kd_eqs=tuple(kd_eqs), velocity_constraints=tuple(velocity_constraints),
-              holonomic_constraints=tuple(holonomic_constraints))
+    kw = _checked_arguments(me, source, frame=frame, bodies=bodies, loads=loads, coordinates=coordinates,
+                            speeds=speeds, kd_eqs=kd_eqs, velocity_constraints=velocity_constraints,
+                            holonomic_constraints=holonomic_constraints, origin=origin, name=name, values=values)
     expected, dep_speeds = None, ()
     if source is not None and not isinstance(source, me.ReferenceFrame):
         spec = _from_source(source, kw)
