@@ -339,3 +339,22 @@ def test_printable_escapes_every_control_character():
         if "\\" not in text:  # the escapes can be read back
             assert shown.encode("ascii", "backslashreplace").decode("unicode_escape") == text
     assert printable("plain text (x_dot^2)") == "plain text (x_dot^2)"
+
+
+def test_momentum_map_components_are_never_run(tmp_path):
+    """A string component of the vector field of a momentum map is parsed, never executed."""
+    from anholo.errors import SimulationError
+    from anholo.numerics import from_system, simulate
+    from anholo.numerics.monitors import momentum_map
+    from anholo.system import System
+
+    system = System.load("spherical_pendulum")
+    traj = simulate(from_system(system, "euler-lagrange"), 0.5, [0.8, 0.0], [0.0, 1.0], points=3)
+    canary = tmp_path / "ran"
+    code = f"__import__('pathlib').Path({str(canary)!r}).touch()"
+    with pytest.raises(SimulationError):
+        momentum_map(traj, [code, "0"])
+    assert not canary.exists()
+    values = momentum_map(traj, ["0", "1"])  # J = dL/dphi_dot = m l^2 sin(theta)^2 phi_dot, conserved
+    import math  # m = l = 1 in the file: J = sin(0.8)^2 * 1 at the start, conserved along the motion
+    assert abs(values[0] - values[-1]) < 1e-8 and abs(values[0] - math.sin(0.8) ** 2) < 1e-9
