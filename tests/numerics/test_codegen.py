@@ -193,3 +193,42 @@ def test_bicycle_rhs_equals_symengine_substitution_and_lapack(backend, monkeypat
         want = np.concatenate([out[:n], np.linalg.solve(g, out[n + m * m:])])
         got = rhs(0.0, y0)
         assert np.allclose(got, want, rtol=1e-9, atol=1e-9), np.abs(got - want).max()
+
+
+# --- from_mechanics(...).ode_function: generated once, parameters at run time --------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ode_function_equals_sympy_evaluation_for_any_values(backend, monkeypatch):
+    """Both routes of the rolling disc's ``ode_function`` against sympy: the field's Γ_nh evaluated by
+    ``evalf``, and the multiplier route's q̈ from LAPACK on ``[[W, −Aᵀ], [A, 0]]`` evaluated by sympy
+    (the model's own ``multiplier_form``); a second set of parameter values reuses the generated code."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from mechanics_models import rolling_disc
+
+    from anholo import from_mechanics
+
+    monkeypatch.setenv("ANHOLO_CODEGEN", backend)
+    KM, values = rolling_disc()
+    model = from_mechanics(KM, values=values)
+    rng = np.random.default_rng(7)
+    fld = model.field()
+    exprs = list(fld.velocity_field()) + list(fld.accelerations)
+    M, F, xs = model.multiplier_form()
+    q, u = list(model.chart.coordinates), list(model.chart.velocities)
+    n = len(q)
+    for scale in (1.0, 1.7):
+        vals = {p: float(v) * scale for p, v in model._values(None).items()}
+        f = model.ode_function(values={p.name: v for p, v in vals.items()})
+        g = model.ode_function(values={p.name: v for p, v in vals.items()}, route="multipliers")
+        assert len(model.__dict__["_generated_cache"]) == 2
+        x0 = rng.uniform(-0.8, 0.8, len(model.states))
+        pt = {**vals, **dict(zip(model.states, x0))}
+        want = [float(sp.sympify(e).evalf(30, subs=pt)) for e in exprs]
+        assert np.allclose(f(0.0, x0), want, rtol=1e-10, atol=1e-12)
+        y0 = rng.uniform(-0.8, 0.8, 2 * n)
+        pt = {**vals, **dict(zip(q + u, y0))}
+        Mn = np.array(M.evalf(subs=pt).tolist(), dtype=float)[n:, n:]
+        Fn = np.array(F.evalf(subs=pt).tolist(), dtype=float).ravel()[n:]
+        acc = np.linalg.solve(Mn, Fn)[:n]
+        assert np.allclose(g(0.0, y0), np.concatenate([y0[n:], acc]), rtol=1e-9, atol=1e-11)
