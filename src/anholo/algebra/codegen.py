@@ -46,7 +46,7 @@ from ..errors import SimulationError
 from .engine import kink_derivative, se
 from .program import MATH_NAMESPACE, Program
 
-__all__ = ["GeneratedFunction", "generate", "from_sources", "c_source", "python_source", "find_compiler", "BACKENDS",
+__all__ = ["GeneratedFunction", "generate", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
            "chosen_backend"]
 
 BACKENDS = ("auto", "c", "python")
@@ -191,6 +191,15 @@ def c_source(program: Program, groups: Sequence, solve: tuple | None = None, nam
                   "    }"]
     lines += ["    return 0;", "}"]
     return "\n".join(lines) + "\n"
+
+
+def c_text(program: Program, groups: Sequence, solve: tuple | None = None) -> str:
+    """:func:`c_source`, or ``""`` where the program has a function without a C translation (the Python
+    code is used then)."""
+    try:
+        return c_source(program, groups, solve)
+    except SimulationError:
+        return ""
 
 
 def find_compiler() -> str | None:
@@ -398,7 +407,7 @@ def generate(program: Program, groups: Sequence, solve: tuple | None = None,
     gdict = {g: list(s) for g, s in groups}
     n_state, n_params = len(gdict.get("y", ())), len(gdict.get("p", ()))
     size = len(program.outputs) if solve is None else solve[0] + solve[1]
-    c_src = c_source(program, groups, solve) if b != "python" and find_compiler() is not None else ""
+    c_src = c_text(program, groups, solve) if b != "python" and find_compiler() is not None else ""
     return from_sources(c_src, python_source(program, groups, solve), size, n_state, n_params, b)
 
 
@@ -427,7 +436,7 @@ def from_sources(c_src: str, py_src: str, size: int, n_state: int, n_params: int
         if compiler is not None and c_src:
             try:
                 lib = _build(c_src, compiler)
-            except (OSError, subprocess.SubprocessError) as exc:
+            except (OSError, subprocess.SubprocessError, SimulationError) as exc:
                 if b == "c":
                     raise SimulationError(f"the C compiler {compiler} failed on the generated code ({exc}); use "
                                           "ANHOLO_CODEGEN=python.") from None

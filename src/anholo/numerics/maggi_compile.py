@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ..algebra.codegen import c_source, find_compiler, python_source
+from ..algebra.codegen import c_text, find_compiler, python_source
 from ..algebra.engine import se, to_engine
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
@@ -60,7 +60,7 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     # the program and solves g v̇ = F inside (anholo.algebra.codegen); the parameters are runtime arguments
     groups = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
               ("p", [se.Symbol(x) for x in params])]
-    c_src = c_source(prog, groups, (n, m)) if find_compiler() is not None else ""
+    c_src = c_text(prog, groups, (n, m)) if find_compiler() is not None else ""
     py_src = python_source(prog, groups, (n, m))
     src = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}",
            "def make_rhs(p):",
