@@ -65,6 +65,20 @@ def test_generated_outputs_equal_sympy_evaluation(backend):
         assert abs(got[0] - want[0] * 1.0001) > 1e-9  # the comparison can fail
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_generated_jacobian_equals_sympy_derivatives(backend):
+    """A Jacobian (``Program.derivatives``, forward mode along the definitions) through the same generator,
+    against sympy's ``diff`` of the expressions evaluated by ``evalf``."""
+    exprs = EXPRS[:4] + EXPRS[5:7]
+    prog, shape = _program(exprs).derivatives([se.Symbol("x"), se.Symbol("y")])
+    f = generate(prog, [("t", [se.Symbol("t")]), ("y", [se.Symbol("x"), se.Symbol("y")]),
+                        ("p", [se.Symbol("a"), se.Symbol("b")])], backend=backend)
+    pt = {t: 0.4, x: 0.7, y: -0.3, a: 1.1, b: 0.6}
+    got = f(pt[t], [pt[x], pt[y]], [pt[a], pt[b]])[len(exprs):].reshape(shape)
+    want = np.array([[float(sp.diff(e, z).evalf(30, subs=pt)) for z in (x, y)] for e in exprs])
+    assert np.allclose(got, want, rtol=1e-11, atol=1e-12), np.abs(got - want).max()
+
+
 def _implicit(Mexpr, Fexpr, rates):
     k = len(Fexpr)
     flat = [Mexpr[i][j] for i in range(k) for j in range(k)]

@@ -17,14 +17,15 @@ Backends, chosen by availability (``backend=`` or the environment variable ``ANH
 * ``"c"``: C source (``math.h``; one ``const double`` per definition), built at run time by the system C
   compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) with ``-O2`` into a shared library cached under
   ``$ANHOLO_CACHE`` (default ``~/.cache/anholo/codegen``, else a temporary directory), keyed by the
-  SHA-256 of the source and the flags — a second process (or a worker of a batch) loads it without
-  compiling.  Called through :mod:`ctypes` with the state copied into a preallocated buffer
-  (docs/benchmarks.rst, *Code generation*, for the measured costs).
-* ``"python"``: the same program as Python with :mod:`math` (one local per definition) and the same
-  elimination written out — no compiler needed (the fallback; ``auto`` uses it when no compiler works).
+  SHA-256 of the source, the flags, the compiler and the platform — a second process (or a worker of
+  a batch) loads it without compiling.  Called through :mod:`ctypes` with the state copied into a
+  preallocated buffer (docs/benchmarks.rst, *Code generation*, for the measured costs).
+* ``"python"``: the same program as Python with :mod:`math` (one local per definition), the same
+  elimination in a small Python function — no compiler needed (the fallback; ``auto`` uses it when no
+  compiler works).
 
-Singular ``M`` (a zero pivot) or a non-finite entry gives ``nan`` rates, as LAPACK's solve would give
-an error: the integrators stop on it.
+A singular ``M`` (a zero pivot) or a non-finite entry gives ``nan`` for ``M⁻¹F`` (where LAPACK's
+solve would raise), the explicit rates unchanged.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import ctypes
 import hashlib
 import math
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -198,7 +200,7 @@ def c_text(program: Program, groups: Sequence, solve: tuple | None = None) -> st
     code is used then)."""
     try:
         return c_source(program, groups, solve)
-    except SimulationError:
+    except (SimulationError, TypeError, ValueError, RuntimeError):  # e.g. a complex constant
         return ""
 
 
@@ -231,7 +233,8 @@ _LIBRARIES: dict = {}  # digest -> ctypes.CDLL (per process)
 
 def _build(source: str, compiler: str) -> ctypes.CDLL:
     """The shared library of ``source``: loaded from the cache, else compiled into it (atomically)."""
-    digest = hashlib.sha256((source + "\0" + " ".join(_CFLAGS)).encode()).hexdigest()[:24]
+    key = "\0".join([source, " ".join(_CFLAGS), compiler, platform.machine(), platform.system()])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     lib = _LIBRARIES.get(digest)
     if lib is not None:
         return lib
