@@ -14,6 +14,7 @@ Each backend is forced through ``ANHOLO_CODEGEN`` (the fallback without a compil
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -60,7 +61,8 @@ def test_generated_outputs_equal_sympy_evaluation(backend):
         got = f(tv, [xv, yv], [av, bv])
         want = [float(e.evalf(30, subs={t: tv, x: xv, y: yv, a: av, b: bv})) for e in EXPRS]
         assert np.allclose(got, want, rtol=1e-12, atol=1e-12), (got, want)
-        # the bound form (parameters fixed once) gives the same numbers
+        # the bound form (parameters fixed once) and a pickled copy give the same numbers
+        assert np.array_equal(pickle.loads(pickle.dumps(f))(tv, [xv, yv], [av, bv]), got)
         assert np.array_equal(f.bind([av, bv])(tv, np.array([xv, yv])), got)
         assert abs(got[0] - want[0] * 1.0001) > 1e-9  # the comparison can fail
 

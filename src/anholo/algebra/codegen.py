@@ -347,6 +347,9 @@ class GeneratedFunction:
     n_params: int
     _fn: object = field(default=None, repr=False)
 
+    def __reduce__(self):  # pickles as its source (rebuilt, or loaded from the cache, on unpickling)
+        return (_restore, (self.backend, self.size, self.source, self.n_state, self.n_params))
+
     def __call__(self, t, y, p) -> np.ndarray:
         """The outputs at time ``t``, state ``y`` and parameters ``p`` (sequences of floats)."""
         if self.backend == "c":
@@ -454,3 +457,9 @@ def from_sources(c_src: str, py_src: str, size: int, n_state: int, n_params: int
         out = GeneratedFunction("python", size, py_src, n_state, n_params, ns["_f"])
     _GENERATED[key] = out
     return out
+
+
+def _restore(backend: str, size: int, source: str, n_state: int, n_params: int) -> GeneratedFunction:
+    if backend == "c":
+        return from_sources(source, "", size, n_state, n_params, "c")
+    return from_sources("", source, size, n_state, n_params, "python")
