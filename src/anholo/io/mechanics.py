@@ -55,7 +55,10 @@ import numpy as np
 import sympy as sp
 
 from ..algebra import dag_size, numeric_value, random_point, size_exceeds, tidy
+from ..algebra.codegen import generate
+from ..algebra.engine import to_engine
 from ..algebra.printing import latex
+from ..algebra.program import Program
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..errors import ArgumentError, MechanicsModelError, printable
@@ -241,32 +244,59 @@ class MechanicsModel:
         :meth:`multiplier_form` at each call (no symbolic field: usable for large models such as the
         bicycle; the constraints hold to the integrator's accuracy, as in any index-1 formulation).
         ``values`` maps parameter names or symbols to numbers (default: the model's values).
+
+        Both routes are generated once per model by :func:`anholo.algebra.codegen.generate` (C built at run
+        time where a compiler works, else Python), the parameters passed at run time: a new set of values
+        costs no new code.  The multiplier route solves ``[[W, −Aᵀ], [A, 0]] (q̈, λ) = (F, r)`` inside the
+        generated code (elimination with partial pivoting).
         """
-        vals = self._values(values)
-        if route == "multipliers":
-            W, F, A, rc = self._multiplier_parts
-            q, u = self.chart.coordinates, self.chart.velocities
-            n, k = len(q), A.rows
-            fn = sp.lambdify((q, u), [M.xreplace(vals) for M in (W, F, A, rc)], modules="numpy", cse=True)
-
-            def f(t, x):
-                Wv, Fv, Av, rv = (np.array(m, dtype=float) for m in fn(x[:n], x[n:]))
-                Av = Av.reshape(k, n)
-                K = np.block([[Wv, -Av.T], [Av, np.zeros((k, k))]])
-                acc = np.linalg.solve(K, np.concatenate([Fv.ravel(), rv.ravel()]))[:n]
-                return np.concatenate([np.asarray(x[n:], dtype=float), acc])
-
-            return f
-        if route != "field":
+        if route not in ("field", "multipliers"):
             raise MechanicsModelError(f"route={route!r}: use 'field' or 'multipliers'.")
-        fld = self.field()
-        rhs = [e.xreplace(vals) for e in list(fld.velocity_field()) + list(fld.accelerations)]
-        fn = sp.lambdify(self.states, rhs, modules="math", cse=True)
+        vals = self._values(values)
+        try:
+            p = [float(vals[s]) for s in self.chart.parameters]
+        except TypeError:
+            raise MechanicsModelError("ode_function needs numbers for every parameter; pass values={name: number}.") \
+                from None
+        fn, size = self._generated(route)
+        g = fn.bind(p)
+        if size == fn.size:
+            return g
 
         def f(t, x):
-            return np.array(fn(*x), dtype=float)
+            return g(t, x)[:size]
 
         return f
+
+    def _generated(self, route: str) -> tuple:
+        """``(GeneratedFunction, size)`` of :meth:`ode_function`'s route, generated once per model with the
+        parameters as runtime arguments (:func:`anholo.algebra.codegen.generate`); ``size`` = the length of ẋ."""
+        cache = self.__dict__.setdefault("_generated_cache", {})
+        if route in cache:
+            return cache[route]
+        q, u = list(self.chart.coordinates), list(self.chart.velocities)
+        params = [to_engine(s) for s in self.chart.parameters]
+        if route == "multipliers":
+            W, F, A, r = self._multiplier_parts
+            n, k = len(q), A.rows
+            K = sp.zeros(n + k, n + k)
+            K[:n, :n] = W
+            if k:
+                K[:n, n:] = -A.T
+                K[n:, :n] = A
+            exprs = list(u) + list(K) + list(F) + list(r)
+            state = q + u
+            prog = Program.from_expressions([to_engine(s) for s in state] + params, [to_engine(e) for e in exprs])
+            fn = generate(prog, [("y", [to_engine(s) for s in state]), ("p", params)], solve=(n, n + k))
+            cache[route] = (fn, 2 * n)
+        else:
+            fld = self.field()
+            exprs = list(fld.velocity_field()) + list(fld.accelerations)
+            state = list(self.states)
+            prog = Program.from_expressions([to_engine(s) for s in state] + params, [to_engine(e) for e in exprs])
+            fn = generate(prog, [("y", [to_engine(s) for s in state]), ("p", params)])
+            cache[route] = (fn, fn.size)
+        return cache[route]
 
     @cached_property
     def _multiplier_parts(self) -> tuple:
