@@ -297,6 +297,10 @@ def _simulate(args, out) -> int:
         if not args.quiet:
             print(f"anholo: {message}", file=sys.stderr, flush=True)
 
+    from .algebra.codegen import BUILD_NOTICES
+
+    BUILD_NOTICES[:] = [say]
+
     system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
     from .numerics.events import stop_event

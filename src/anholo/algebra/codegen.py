@@ -231,6 +231,10 @@ def _cache_dir() -> Path:
 _LIBRARIES: dict = {}  # digest -> ctypes.CDLL (per process)
 
 
+#: Callables ``notify(message)`` told before a C build starts (the command line registers its progress line).
+BUILD_NOTICES: list = []
+
+
 def _build(source: str, compiler: str) -> ctypes.CDLL:
     """The shared library of ``source``: loaded from the cache, else compiled into it (atomically)."""
     key = "\0".join([source, " ".join(_CFLAGS), compiler, platform.machine(), platform.system()])
@@ -241,6 +245,8 @@ def _build(source: str, compiler: str) -> ctypes.CDLL:
     d = _cache_dir()
     target = d / f"anholo_{digest}.so"
     if not target.exists():
+        for notify in BUILD_NOTICES:  # the command line says why it waits (a bicycle takes seconds)
+            notify(f"compiling the generated code with {compiler} (once on this machine; cached in {d}) ...")
         fd, tmp_c = tempfile.mkstemp(suffix=".c", dir=d)
         with os.fdopen(fd, "w") as fh:
             fh.write(source)
