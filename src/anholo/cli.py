@@ -352,9 +352,9 @@ def _simulate(args, out) -> int:
             second = simulate(compile_system(from_system(system, args.overlay, dependent=dependent)), args.t_end,
                               q0, qdot0, parameters=numeric, method=args.method, rtol=args.rtol, atol=args.atol,
                               points=args.points)
-            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name)
+            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name, units=system)
         else:
-            fig = summary_figure(traj, title=f"{system.name}: {field}")
+            fig = summary_figure(traj, title=f"{system.name}: {field}", units=system)
         save_figure(fig, args.plot)
         say(f"wrote {args.plot}")
     drift = traj.energy_drift()
@@ -518,7 +518,7 @@ def _sweep(args, out) -> int:
     if args.plot:
         from .plotting import plot_sweep, save_figure
 
-        save_figure(plot_sweep(result), args.plot)
+        save_figure(plot_sweep(result, units=system), args.plot)
     if len(result) <= 40:
         print(result, file=out, end="")
     else:
@@ -828,7 +828,7 @@ def _linearize_units(spec, source, names) -> dict:
     unit of its coordinate's velocity)."""
     units = dict(getattr(spec, "units", {}) or {})
     out = {}
-    free = {v.name: f.name for v, f in zip(source.free_velocities, getattr(source, "free_coordinates", ()))}
+    free = {v.name: f.name for v, f in zip(getattr(source, "free_velocities", ()), getattr(source, "free_coordinates", ()))}
     for n in names:
         if n in units:
             out[n] = units[n]
