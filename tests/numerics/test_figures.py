@@ -122,9 +122,9 @@ def _sweep(residual):
 
 def test_sweep_figure_has_no_panel_for_a_monitor_that_is_zero_everywhere(tmp_path):
     fig = plotting.plot_sweep(_sweep([0.0, 0.0, 0.0]), units={"p": "kg", "t": "s"})
-    assert len(fig.axes) == 1 and "energy" not in fig._suptitle.get_text()
-    assert "constraint residual = 0 exactly everywhere" in fig._suptitle.get_text()
-    assert fig.axes[0].get_xlabel() == "$p$ [kg]" and "[0, 2] s" in fig._suptitle.get_text()
+    assert len(fig.axes) == 1 and "energy" not in fig.get_suptitle()
+    assert "constraint residual = 0 exactly everywhere" in fig.get_suptitle()
+    assert fig.axes[0].get_xlabel() == "$p$ [kg]" and "[0, 2] s" in fig.get_suptitle()
     assert fig.get_size_inches()[0] == pytest.approx(plotting.COLUMN_WIDTH)
     assert len(plotting.plot_sweep(_sweep([0.0, 1e-14, 0.0])).axes) == 2  # a nonzero residual: its panel
 
