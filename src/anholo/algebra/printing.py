@@ -120,6 +120,7 @@ def display_latex(obj, **options) -> str:
 def init_printing(**options) -> None:
     """sympy's rich display (Jupyter: ``sympy.init_printing``) with :func:`display_latex`, so that raw sympy
     results (``L.expr``, ``L.momenta``) show ``x_dot`` as ẋ; ``options`` go to ``sympy.init_printing``."""
+    options.setdefault("use_latex", "mathjax")  # LaTeX for the front end to typeset, no PNG renderings
     sp.init_printing(latex_printer=display_latex, **options)
 
 
