@@ -21,7 +21,7 @@ Conventions of every figure (docs/figures.rst):
 * the path in the plane is drawn only if there are coordinates ``x`` and ``y`` that both move (the smaller
   extent at least :data:`PATH_EXTENT` of the larger: a straight segment says nothing that x(t), y(t) do not);
 * drift and residuals are on a log scale; values that are exactly 0 cannot be drawn there, so they are
-  marked as a band on the bottom edge labelled "= 0 exactly" — never drawn at an invented floor such as
+  marked as a band on the bottom edge labelled "(exactly 0)" — never drawn at an invented floor such as
   1e-17; a monitor that is 0 everywhere gets no panel, the title says so;
 * eigenvalues over a sweep are followed as continuous branches (:func:`track_branches`), and the sweep
   values where the linearisation is stable (max Re λ < −τ) or marginal (|max Re λ| ≤ τ) are shaded, τ =
@@ -371,7 +371,7 @@ def _honest_log(ax, x, values, label: str, **style) -> bool:
     if zero.any():
         marks = "marker" in style  # points (a sweep): a marker per zero; a time series: a band
         ax.plot(x, np.where(zero, 0.015, np.nan), color=line.get_color(), transform=ax.get_xaxis_transform(),
-                clip_on=False, label=f"{label} = 0 exactly" + (" (all)" if zero.all() else ""),
+                clip_on=False, label=f"{label} (exactly 0" + (", all)" if zero.all() else ")"),
                 **({"marker": "v", "ms": 4, "linestyle": "none"} if marks else {"lw": 3, "solid_capstyle": "butt"}))
     ax.set_yscale("log")
     return bool(positive.any())
@@ -563,7 +563,8 @@ def comparison_figure(trajectories: Sequence, labels: Sequence[str] | None = Non
                 _pi_ticks(ax)
             ax.set_ylabel(_ylabel(names, {**units, **{n: "rad" for n in names}} if kind == "angle" else units, "$q$"))
             ax.grid(True, alpha=0.3)
-            _legend_outside(ax)
+            if len(names) > 1:  # one quantity: its name is the axis label
+                _legend_outside(ax)
         gap = axes[-1]
         for k, (traj, lab) in enumerate(zip(trajectories[1:], labels[1:])):
             # from the same initial state the gap at t = 0 is 0 by construction: drawn from the second point on

@@ -62,7 +62,7 @@ def test_exact_zeros_are_not_drawn_at_an_invented_floor(runs):
     for line in data_lines:
         y = line.get_ydata()
         assert np.all(np.isnan(y) | (y >= 1e-16)), "a value below rounding level was invented"
-    assert any("0 exactly" in l.get_label() for l in ax.lines)
+    assert any("(exactly 0" in l.get_label() for l in ax.lines)
 
 
 def test_summary_has_path_and_wrapped_angles(tmp_path):
