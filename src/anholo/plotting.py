@@ -24,7 +24,7 @@ Conventions of every figure (docs/figures.rst):
   marked as a band on the bottom edge labelled "(exactly 0)" — never drawn at an invented floor such as
   1e-17; a monitor that is 0 everywhere gets no panel, the title says so;
 * eigenvalues over a sweep are followed as continuous branches (:func:`track_branches`), and the sweep
-  values where the linearisation is stable (max Re λ < −τ) or marginal (|max Re λ| ≤ τ) are shaded, τ =
+  values where the linearisation is stable (``max Re λ < −τ``) or marginal (``|max Re λ| ≤ τ``) are shaded, τ =
   :data:`~anholo.analysis.linear_problem.STABILITY_THRESHOLD` stated in the legend.
 
 Functions: :func:`plot_trajectory`, :func:`plot_angles`, :func:`plot_path`,
