@@ -4,6 +4,10 @@ The mathematics and its sign conventions are documented in the docs' theory
 page (docs/theory.rst); every public function cites the formula it implements.
 """
 
+import time as _time
+
+_STARTED = _time.monotonic()  # a command's time budget counts from here (anholo.cli)
+
 from .errors import (
     AnholoError,
     ConstraintError,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import warnings
 
 from . import __version__
@@ -94,15 +95,26 @@ _DEFAULT_BUDGET = 120.0
 _VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
 _SIMULATE_BUDGET = 600.0
 _SWEEP_BUDGET = 3600.0
+_MAX_BUDGET = 3.2e7  # a year: longer timers overflow the system's interval timer
 
 
 def _budget(args, default: float) -> float:
     from .errors import ReportError
 
     budget = default if args.budget is None else args.budget
-    if not budget > 0 or budget == float("inf"):
-        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    if not budget > 0 or budget > _MAX_BUDGET:
+        raise ReportError(f"--budget must be a positive number of seconds up to {_MAX_BUDGET:g} (a year), got "
+                          f"{args.budget}.")
     return budget
+
+
+_COMMAND_START: list = []
+
+
+def _started() -> float:
+    """When the command started: a time budget counts from there (from ``import anholo`` for the console
+    script, from the call of :func:`main` in a running Python)."""
+    return _COMMAND_START[-1] if _COMMAND_START else time.monotonic()
 
 
 def _within_budget(budget: float, command: str, run):
@@ -119,7 +131,7 @@ def _within_budget(budget: float, command: str, run):
         return False
 
     try:
-        with _deadline(budget):
+        with _deadline(max(budget - (time.monotonic() - _started()), 0.01)):
             return run()
     except BaseException as exc:
         if not interrupted(exc):
@@ -560,23 +572,36 @@ def _cmd_analyze(args, out) -> int:
             raise ReportError("--sections needs at least one name: " + ", ".join(_SECTION_NAMES))
     if args.standalone and not args.latex:
         raise ReportError("--standalone makes the LaTeX report a complete document; use it with --latex.")
-    budget = _DEFAULT_BUDGET if args.budget is None else args.budget
-    if not budget > 0 or budget == float("inf"):
-        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    budget = _budget(args, _DEFAULT_BUDGET)
+    started = _started()
     system = System.load(args.target, _assignments(args))
     from .io.progress import Progress
 
     with Progress("analyze", enabled=None if not args.quiet else False) as progress:
-        report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
-                         progress=progress)
-    if args.json:
-        print(report.to_json(), file=out)
-    elif args.latex:
-        from .io.latex import latex_document
+        report = analyze(system, simplify=args.simplify, sections=sections, full=args.full,
+                         budget=max(budget - (time.monotonic() - started), 0.01), progress=progress)
+    from .io.report import _deadline, _OverBudget
 
-        print(latex_document(report) if args.standalone else report.to_latex(), file=out, end="")
-    else:
-        print(report.to_text(), file=out, end="")
+    # printing is inside the budget too (what the blocks left, and a tenth more): no report hangs there
+    printing = max(budget - (time.monotonic() - started), 0.0) + max(0.1 * budget, 1.0)
+    try:
+        with _deadline(printing):
+            if args.json:
+                text = report.to_json() + "\n"
+            elif args.latex:
+                from .io.latex import latex_document
+
+                text = latex_document(report) if args.standalone else report.to_latex()
+            else:
+                text = report.to_text()
+    except _OverBudget:
+        raise ReportError(f"not finished within the time budget of {budget:g} s: the report was computed, but "
+                          "printing its expressions did not finish (raise it with --budget SECONDS, or use the "
+                          "Python API: anholo.io.report.analyze)") from None
+    print(text, file=out, end="")
+    if report.interrupted:
+        print("anholo: interrupted (Ctrl-C): the report has the sections computed before it", file=sys.stderr)
+        return 130
     return 0 if report.complete else 3
 
 
@@ -653,6 +678,8 @@ def _add_linearize_parser(sub) -> None:
                      metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
     lin.add_argument("--json", action="store_true", help="print a machine-readable JSON result")
     lin.add_argument("--plot", default=None, metavar="OUT.png", help="save the eigenvalues over the sweep")
+    lin.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                     help=f"stop after this many seconds of wall time (default {_SIMULATE_BUDGET:g})")
 
 
 def _linearize_setup(args):
@@ -742,6 +769,17 @@ def _linearize_setup(args):
 
 
 def _cmd_linearize(args, out) -> int:
+    budget = _budget(args, _SIMULATE_BUDGET)
+    if args.plot:  # before any work
+        from .errors import InitialStateError
+        from .io.files import check_output_path
+
+        check_output_path(args.plot, "--plot", inputs=[args.target] if os.path.exists(args.target) else [],
+                          suffixes=(".png", ".pdf", ".svg"), error=InitialStateError)
+    return _within_budget(budget, "linearize", lambda: _linearize(args, out))
+
+
+def _linearize(args, out) -> int:
     import json
 
     import numpy as np
@@ -839,6 +877,9 @@ def _linearize_units(spec, source, names) -> dict:
 
 def main(argv=None, out=None) -> int:
     """Entry point of the ``anholo`` console script; returns the exit status."""
+    from . import _STARTED
+
+    _COMMAND_START[:] = [_STARTED if argv is None else time.monotonic()]
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
@@ -886,8 +927,11 @@ def main(argv=None, out=None) -> int:
 
 
 def _one_line(exc) -> str:
-    """A message on one line, at most a few thousand characters (the line is for a person)."""
-    text = " ".join(str(exc).split())
+    """A message on one line, at most a few thousand characters (the line is for a person), with control
+    characters shown escaped (:func:`anholo.errors.printable`: an echoed name cannot drive the terminal)."""
+    from .errors import printable
+
+    text = printable(" ".join(str(exc).split()))
     return text if len(text) <= 3000 else text[:2990] + " ..."
 
 

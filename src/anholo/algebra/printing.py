@@ -6,6 +6,8 @@ import re
 
 import sympy as sp
 
+from ..io.expressions import sympified
+
 __all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "EquationDisplay", "tex_text",
            "display_latex", "init_printing"]
 
@@ -45,7 +47,7 @@ def combination_latex(terms) -> str:
     """
     out = []
     for c, tex, basis in terms:
-        c = sp.sympify(c)
+        c = sympified(c)
         if c == 0:
             continue
         sign = "+"
@@ -67,7 +69,7 @@ def combination_latex(terms) -> str:
 def symbol_latex_names(expr) -> dict:
     """``symbol_names`` mapping for ``sympy.latex`` covering the dotted symbols in ``expr``."""
     names = {}
-    for s in sp.sympify(expr).free_symbols:
+    for s in sympified(expr).free_symbols:
         if isinstance(s, sp.Symbol):
             tex = _dot_name(s)
             if tex:
@@ -79,7 +81,7 @@ def latex(expr, **kwargs) -> str:
     """``sympy.latex`` with dotted velocity symbols rendered as ``\\dot{q}``; beyond 400 characters a
     fraction whose numerator is much wider than its denominator is written ``\\frac{1}{d}\\left(n\\right)``
     so that it can be broken over lines (breqn)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     names = symbol_latex_names(expr)
     names.update(kwargs.pop("symbol_names", {}))
     out = sp.latex(expr, symbol_names=names, **kwargs)

@@ -26,6 +26,7 @@ import sympy as sp
 
 from ..algebra.expressions import free_symbols
 from ..algebra.program import Program
+from ..io.expressions import sympified
 from ..dynamics.maggi import MaggiSystem
 from ..errors import (DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError,
                       SingularFrameError)
@@ -177,7 +178,9 @@ class LinearizationProblem:
                 chosen.append(by_name[name])
             chosen = tuple(chosen)
         self.states = chosen
-        hol = tuple(sp.sympify(f) for f in (holonomic if holonomic is not None else getattr(source, "holonomic", ())))
+        names = {str(x): x for x in list(coords) + list(getattr(getattr(source, "chart", None), "parameters", ()))}
+        hol = tuple(sympified(f, "a holonomic constraint", names)
+                    for f in (holonomic if holonomic is not None else getattr(source, "holonomic", ())))
         tied = [c for c in coords if c not in chosen and any(c in free_symbols([f]) for f in hol)]
         self._tied = tuple(tied)
         self._hol = hol
