@@ -19,14 +19,17 @@ def test_sweep_table_changes_stability_at_the_classical_bound():
                  "--sweep", "v3=2.4:2.7:4"], out=out) == 0
     rows = [line.split() for line in out.getvalue().splitlines()[2:]]
     verdicts = {float(r[0]): r[1] for r in rows}
-    assert verdicts[2.4] == "no" and verdicts[2.5] == "no" and verdicts[2.6] == "yes" and verdicts[2.7] == "yes"
+    # above the bound the spectrum is 0, 0, ±iω: marginal (not "stable"), below a real pair ±σ: unstable
+    assert verdicts[2.4] == verdicts[2.5] == "unstable" and verdicts[2.6] == verdicts[2.7] == "marginal"
+    assert "stable: max Re λ < -1e-09" in out.getvalue().splitlines()[0]
 
 
 def test_json_and_errors(capsys):
     out = io.StringIO()
     assert main(["linearize", "rolling_disk", "--at", "v3=3", "--states", "lean,v1,v2,v3", "--json"], out=out) == 0
     data = json.loads(out.getvalue())
-    assert data["results"][0]["stable"] and len(data["results"][0]["A"]) == 4
+    assert data["results"][0]["verdict"] == "marginal" and not data["results"][0]["stable"]
+    assert len(data["results"][0]["A"]) == 4 and "marginal: |max Re λ| ≤ 1e-09" in data["stability"]
     assert main(["linearize", "rolling_disk", "--states", "lean,nope"], out=io.StringIO()) == 2
     assert "anholo: error:" in capsys.readouterr().err
     assert main(["linearize", "rolling_disk", "--sweep", "v3=1:2"], out=io.StringIO()) == 2

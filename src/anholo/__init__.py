@@ -67,6 +67,7 @@ _LAZY = {
     "sweep": ("anholo.numerics.sweep", "sweep"),
     "linearize": ("anholo.analysis.linearization", "linearize"),
     "MaggiSystem": ("anholo.dynamics.maggi", "MaggiSystem"),
+    "init_printing": ("anholo.algebra.printing", "init_printing"),
 }
 
 

@@ -368,9 +368,9 @@ def _simulate(args, out) -> int:
             second = simulate(compile_system(from_system(system, args.overlay, dependent=dependent)), args.t_end,
                               q0, qdot0, parameters=numeric, method=args.method, rtol=args.rtol, atol=args.atol,
                               points=args.points)
-            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name)
+            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name, units=system)
         else:
-            fig = summary_figure(traj, title=f"{system.name}: {field}")
+            fig = summary_figure(traj, title=f"{system.name}: {field}", units=system)
         save_figure(fig, args.plot)
         say(f"wrote {args.plot}")
     drift = traj.energy_drift()
@@ -534,7 +534,7 @@ def _sweep(args, out) -> int:
     if args.plot:
         from .plotting import plot_sweep, save_figure
 
-        save_figure(plot_sweep(result), args.plot)
+        save_figure(plot_sweep(result, units=system), args.plot)
     if len(result) <= 40:
         print(result, file=out, end="")
     else:
@@ -789,6 +789,7 @@ def _linearize(args, out) -> int:
     import numpy as np
 
     from .analysis.linearization import LinearizationProblem, _complex_text
+    from .analysis.linear_problem import stability_criterion
     from .analysis.relative_equilibria import check_states, choose_states, reference_state
     from .errors import InitialStateError
     from .io.limits import check as check_limit
@@ -836,7 +837,7 @@ def _linearize(args, out) -> int:
     if args.json:
         payload = {"field": field, "states": [s.name for s in problem.states], "sweep": name,
                    "values": [float(x) for x in xs], "results": [r.to_dict() for r in results],
-                   "choice": choice.to_dict(), "units": units}
+                   "choice": choice.to_dict(), "units": units, "stability": stability_criterion()}
         print(json.dumps(payload, indent=2), file=out)
     elif name is None:
         at = ", ".join(x.strip().replace("=", " = ", 1) for x in args.at.split(",") if x.strip())
@@ -847,18 +848,18 @@ def _linearize(args, out) -> int:
             print("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
                   + "): the eigenvalues do not decide stability", file=out)
         else:
-            print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
+            print(f"linear verdict: {results[0].verdict} ({stability_criterion()})", file=out)
     else:
         label = name + (f" [{units[name]}]" if name in units else "")
-        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}", file=out)
-        print(f"{label:>10}  stable  eigenvalues", file=out)
+        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}; {stability_criterion()}",
+              file=out)
+        print(f"{label:>10}  verdict   eigenvalues", file=out)
         for x, r in zip(xs, results):
-            print(f"{x:10.5g}  {'yes' if r.stable else 'no ':>6}  " + ", ".join(_complex_text(e) for e in r.eigenvalues),
-                  file=out)
+            print(f"{x:10.5g}  {r.verdict:<8}  " + ", ".join(_complex_text(e) for e in r.eigenvalues), file=out)
     if args.plot:
         from .plotting import eigenvalue_plot, save_figure
         fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference",
-                              unit=units.get(name) if name else None,
+                              unit=units.get(name) if name else None, units=spec.units,
                               title=f"{system.name}: {', '.join(s.name for s in problem.states)}")
         print(f"figure written to {save_figure(fig, args.plot)}", file=out)
     return 0
@@ -869,7 +870,7 @@ def _linearize_units(spec, source, names) -> dict:
     unit of its coordinate's velocity)."""
     units = dict(getattr(spec, "units", {}) or {})
     out = {}
-    free = {v.name: f.name for v, f in zip(source.free_velocities, getattr(source, "free_coordinates", ()))}
+    free = {v.name: f.name for v, f in zip(getattr(source, "free_velocities", ()), getattr(source, "free_coordinates", ()))}
     for n in names:
         if n in units:
             out[n] = units[n]

@@ -68,6 +68,8 @@ class System:
     holonomic : tuple
         Holonomic constraints ``f(q, t) = 0`` as written; their time derivatives
         ``∂f/∂q^A q̇^A + ∂f/∂t`` are appended to ``constraints``.
+    units : dict
+        The file's ``[units]`` (name → unit string, display only: figures and tables).
     """
 
     name: str
@@ -81,6 +83,7 @@ class System:
     symmetry: dict = None
     forces: Forces = None
     holonomic: tuple = ()
+    units: dict = None
 
     def as_latex(self) -> str:
         """The header of the system as LaTeX: its Lagrangian and constraints (under the report's size budget)
@@ -158,6 +161,7 @@ class System:
             symmetry=getattr(spec, "symmetry", None),
             forces=_forces_of(spec, chart, bundle, time, natural),
             holonomic=holonomic,
+            units=dict(getattr(spec, "units", None) or {}),
         )
         if size is not None:
             out.__dict__["_program_size"] = size

@@ -80,8 +80,9 @@ quantities : table, optional
     ``--sweep`` accept them (a reference motion by a physical quantity).
 units : table, optional
     Units for display, ``name = "unit"`` for coordinates, velocities,
-    parameters, inputs, quantities and the time, e.g. ``rear_wheel_dot =
-    "rad/s"``, ``speed = "m/s"``; shown in tables and on plot axes.
+    parameters, inputs, quantities and the time (``t``, or the file's
+    ``time`` name), e.g. ``rear_wheel_dot = "rad/s"``, ``speed = "m/s"``,
+    ``t = "s"``; shown in tables and on plot axes.
 
 Expressions follow :func:`anholo.io.expressions.parse_expression`: ``^``
 and ``**`` are powers, decimals are exact, and the standard functions
@@ -537,7 +538,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     symmetry = _read_symmetry(reader, names, coords, velocities)
     quantities = _read_quantities(reader, names, inputs, time)
     units = _read_units(reader, {*names, *(s.name for s in inputs), *(s.name for s in quasi or ()),
-                                 *((time.name,) if time is not None else ()), *quantities})
+                                 *((time.name,) if time is not None else ("t",)), *quantities})
     return SystemSpec(
         name=name,
         description=description,
