@@ -51,3 +51,22 @@ def test_inputs_give_the_input_matrix(capsys):
     B = result["B"]
     assert abs(B[0][0]) < 1e-12
     assert abs(B[1][0] - vals["a"] / (vals["I"] + vals["m"] * vals["a"] ** 2)) < 1e-12
+
+
+def test_unconstrained_linearisation_keeps_the_dissipation(tmp_path, capsys):
+    """m ẍ = −k x − c ẋ: λ = −c/2m ± i sqrt(k/m − c²/4m²) (the free field was linearised without its forces)."""
+    import json
+
+    from anholo.cli import main
+
+    path = tmp_path / "spring.toml"
+    path.write_text('name = "damped spring"\ncoordinates = ["x"]\nparameters = ["m", "k", "c"]\n'
+                    'lagrangian = "m*x_dot^2/2 - k*x^2/2"\ndissipation = "c*x_dot^2/2"\n'
+                    '[values]\nm = 2\nk = 8\nc = 0.4\n')
+    assert main(["linearize", str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)["results"][0]
+    eig = sorted(complex(re, im) for re, im in result["eigenvalues"])
+    m, k, c = 2.0, 8.0, 0.4
+    want = sorted([complex(-c / (2 * m), s * (k / m - c * c / (4 * m * m)) ** 0.5) for s in (1, -1)])
+    assert max(abs(a - b) for a, b in zip(eig, want)) < 1e-9
+    assert result["verdict"] == "stable"

@@ -717,8 +717,8 @@ def _linearize_setup(args):
             dependent = [coords[quasi.index(d)] if d in quasi and d not in coords else d for d in dependent]
 
     def build(dep):
-        if field != "nonholonomic":
-            return system.lagrangian
+        if field != "nonholonomic":  # with forces (dissipation, inputs): the free field in Maggi's form carries them
+            return system.lagrangian if system.forces is None else system.free_maggi()
         chosen = list(dep) if dep is not None else dependent
         return system.nonholonomic(dependent=chosen) if chosen is not None else system.nonholonomic()
 
