@@ -4,6 +4,10 @@ The mathematics and its sign conventions are documented in the docs' theory
 page (docs/theory.rst); every public function cites the formula it implements.
 """
 
+import time as _time
+
+_STARTED = _time.monotonic()  # a command's time budget counts from here (anholo.cli)
+
 from .errors import (
     AnholoError,
     ConstraintError,
@@ -63,6 +67,7 @@ _LAZY = {
     "sweep": ("anholo.numerics.sweep", "sweep"),
     "linearize": ("anholo.analysis.linearization", "linearize"),
     "MaggiSystem": ("anholo.dynamics.maggi", "MaggiSystem"),
+    "init_printing": ("anholo.algebra.printing", "init_printing"),
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import warnings
 
 from . import __version__
@@ -94,15 +95,26 @@ _DEFAULT_BUDGET = 120.0
 _VALUE_OPTIONS = ("--q0", "--qdot0", "--lambda0")
 _SIMULATE_BUDGET = 600.0
 _SWEEP_BUDGET = 3600.0
+_MAX_BUDGET = 3.2e7  # a year: longer timers overflow the system's interval timer
 
 
 def _budget(args, default: float) -> float:
     from .errors import ReportError
 
     budget = default if args.budget is None else args.budget
-    if not budget > 0 or budget == float("inf"):
-        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    if not budget > 0 or budget > _MAX_BUDGET:
+        raise ReportError(f"--budget must be a positive number of seconds up to {_MAX_BUDGET:g} (a year), got "
+                          f"{args.budget}.")
     return budget
+
+
+_COMMAND_START: list = []
+
+
+def _started() -> float:
+    """When the command started: a time budget counts from there (from ``import anholo`` for the console
+    script, from the call of :func:`main` in a running Python)."""
+    return _COMMAND_START[-1] if _COMMAND_START else time.monotonic()
 
 
 def _within_budget(budget: float, command: str, run):
@@ -119,7 +131,7 @@ def _within_budget(budget: float, command: str, run):
         return False
 
     try:
-        with _deadline(budget):
+        with _deadline(max(budget - (time.monotonic() - _started()), 0.01)):
             return run()
     except BaseException as exc:
         if not interrupted(exc):
@@ -249,21 +261,17 @@ def _cmd_simulate(args, out) -> int:
     failure of the solver, a step size that collapsed, the time budget), 130: Ctrl-C.  A run that stops
     early writes what it computed (--csv up to the last accepted step, written atomically) and says on
     stderr where and why it stopped."""
-    import time
-
     budget = _budget(args, _SIMULATE_BUDGET)
     from . import numerics  # noqa: F401 - imported before the clock starts (an interrupted import is not retried)
 
-    args.deadline = time.monotonic() + budget
+    args.deadline = _started() + budget  # the budget counts from the command's start
     return _within_budget(budget, "simulate", lambda: _simulate(args, out))
 
 
 def _run_setup(args) -> tuple:
     """The options every integrating command shares, checked by the one validation rule (``--t-end``,
     ``--rtol``, ``--atol``, ``--points``), and the system loaded with its ``--set`` values: symbolic ones
-    substituted, numerical ones returned as floats (:func:`_numeric_parameters`).  ``--rtol`` below
-    ``100 ε`` (what double precision can deliver; scipy would raise it with a warning) is refused here,
-    before any derivation."""
+    substituted, numerical ones returned as floats (:func:`_numeric_parameters`); ``--rtol < 100 ε`` refused."""
     import numpy as np
 
     from .errors import SimulationError
@@ -292,9 +300,8 @@ def _run_setup(args) -> tuple:
 
 
 def _simulate_outputs(args) -> None:
-    """Refuse, before any work, output files that cannot be written as asked: ``--csv`` or ``--plot`` that is
-    the system file, a directory, in a missing directory; ``--plot`` not .png/.pdf/.svg; ``--overlay``
-    without ``--plot``."""
+    """Refuse, before any work, outputs that cannot be written as asked (:func:`~anholo.io.files.check_output_path`:
+    the system file, a directory, a missing directory; --plot not .png/.pdf/.svg) and --overlay without --plot."""
     from .errors import SimulationError
     from .io.files import check_output_path
 
@@ -311,20 +318,17 @@ def _simulate_outputs(args) -> None:
 
 
 def _stop_budget_timer() -> None:
-    """Cancel the time budget's timer once the integration is over (the budget covers the derivation and the
-    integration; writing the results must not be cut short).  Only the budget's own timer is cancelled."""
+    """Cancel the time budget's own timer once the integration is over (the budget covers the derivation and
+    the integration; writing the results must not be cut short)."""
     import signal
     import threading
 
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        return
-    handler = signal.getsignal(signal.SIGALRM)
-    if getattr(handler, "__qualname__", "").startswith("_deadline."):
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread() and getattr(
+            signal.getsignal(signal.SIGALRM), "__qualname__", "").startswith("_deadline."):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _simulate(args, out) -> int:
-    import time
     import types
 
     from .errors import IntegrationError, SimulationError
@@ -334,6 +338,10 @@ def _simulate(args, out) -> int:
             print(f"anholo: {message}", file=sys.stderr, flush=True)
 
     _simulate_outputs(args)
+    from .algebra.codegen import BUILD_NOTICES
+
+    BUILD_NOTICES[:] = [say]
+
     system, numeric = _run_setup(args)
     from .numerics import compile_system, from_system, simulate
     from .numerics.events import stop_event
@@ -359,9 +367,6 @@ def _simulate(args, out) -> int:
     atlas = None
     if structured:  # the fixed-step schemes compile their own functions: no ODE field is derived
         compiled = types.SimpleNamespace(coordinate_names=tuple(names), multiplier_names=(), n_inputs=0)
-        if args.lambda0 is not None:
-            raise SimulationError(f"--lambda0 is for vakonomic runs; --method {args.method} integrates the "
-                                  "nonholonomic field.")
     else:
         t0 = time.perf_counter()
         say(f"deriving the {field} field of {system.name!r} ...")
@@ -387,13 +392,9 @@ def _simulate(args, out) -> int:
                         atlas=None if structured else atlas,
                         events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None,
                         step=args.step, deadline=None if structured else getattr(args, "deadline", None))
-    except IntegrationError as exc:
+    except BaseException as exc:  # a stop (IntegrationError) or the budget's SIGALRM: keep the motion computed
         traj, failure = getattr(exc, "partial", None), exc
-        if traj is None:
-            raise
-    except BaseException as exc:  # the time budget (SIGALRM) inside the integration: keep its steps
-        traj, failure = getattr(exc, "partial", None), exc
-        if traj is None or isinstance(exc, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit)):
+        if traj is None or not isinstance(exc, IntegrationError) and isinstance(exc, (Exception, KeyboardInterrupt)):
             raise
     _stop_budget_timer()
     for note in traj.notes:
@@ -417,9 +418,9 @@ def _simulate(args, out) -> int:
             second = simulate(compile_system(from_system(system, args.overlay, dependent=dependent)), args.t_end,
                               q0, qdot0, parameters=numeric, method=args.method, rtol=args.rtol, atol=args.atol,
                               points=args.points)
-            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name)
+            fig = comparison_figure([traj, second], [field, args.overlay], title=system.name, units=system)
         else:
-            fig = summary_figure(traj, title=f"{system.name}: {field}")
+            fig = summary_figure(traj, title=f"{system.name}: {field}", units=system)
         save_figure(fig, args.plot)
         say(f"wrote {args.plot}")
     drift = traj.energy_drift()
@@ -588,7 +589,7 @@ def _sweep(args, out) -> int:
     if args.plot:
         from .plotting import plot_sweep, save_figure
 
-        save_figure(plot_sweep(result), args.plot)
+        save_figure(plot_sweep(result, units=system), args.plot)
     if len(result) <= 40:
         print(result, file=out, end="")
     else:
@@ -630,23 +631,36 @@ def _cmd_analyze(args, out) -> int:
             raise ReportError("--sections needs at least one name: " + ", ".join(_SECTION_NAMES))
     if args.standalone and not args.latex:
         raise ReportError("--standalone makes the LaTeX report a complete document; use it with --latex.")
-    budget = _DEFAULT_BUDGET if args.budget is None else args.budget
-    if not budget > 0 or budget == float("inf"):
-        raise ReportError(f"--budget must be a positive number of seconds, got {args.budget}.")
+    budget = _budget(args, _DEFAULT_BUDGET)
+    started = _started()
     system = System.load(args.target, _assignments(args))
     from .io.progress import Progress
 
     with Progress("analyze", enabled=None if not args.quiet else False) as progress:
-        report = analyze(system, simplify=args.simplify, sections=sections, full=args.full, budget=budget,
-                         progress=progress)
-    if args.json:
-        print(report.to_json(), file=out)
-    elif args.latex:
-        from .io.latex import latex_document
+        report = analyze(system, simplify=args.simplify, sections=sections, full=args.full,
+                         budget=max(budget - (time.monotonic() - started), 0.01), progress=progress)
+    from .io.report import _deadline, _OverBudget
 
-        print(latex_document(report) if args.standalone else report.to_latex(), file=out, end="")
-    else:
-        print(report.to_text(), file=out, end="")
+    # printing is inside the budget too (what the blocks left, and a tenth more): no report hangs there
+    printing = max(budget - (time.monotonic() - started), 0.0) + max(0.1 * budget, 1.0)
+    try:
+        with _deadline(printing):
+            if args.json:
+                text = report.to_json() + "\n"
+            elif args.latex:
+                from .io.latex import latex_document
+
+                text = latex_document(report) if args.standalone else report.to_latex()
+            else:
+                text = report.to_text()
+    except _OverBudget:
+        raise ReportError(f"not finished within the time budget of {budget:g} s: the report was computed, but "
+                          "printing its expressions did not finish (raise it with --budget SECONDS, or use the "
+                          "Python API: anholo.io.report.analyze)") from None
+    print(text, file=out, end="")
+    if report.interrupted:
+        print("anholo: interrupted (Ctrl-C): the report has the sections computed before it", file=sys.stderr)
+        return 130
     return 0 if report.complete else 3
 
 
@@ -723,6 +737,8 @@ def _add_linearize_parser(sub) -> None:
                      metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
     lin.add_argument("--json", action="store_true", help="print a machine-readable JSON result")
     lin.add_argument("--plot", default=None, metavar="OUT.png", help="save the eigenvalues over the sweep")
+    lin.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                     help=f"stop after this many seconds of wall time (default {_SIMULATE_BUDGET:g})")
 
 
 def _linearize_setup(args):
@@ -756,8 +772,8 @@ def _linearize_setup(args):
             dependent = [coords[quasi.index(d)] if d in quasi and d not in coords else d for d in dependent]
 
     def build(dep):
-        if field != "nonholonomic":
-            return system.lagrangian
+        if field != "nonholonomic":  # with forces (dissipation, inputs): the free field in Maggi's form carries them
+            return system.lagrangian if system.forces is None else system.free_maggi()
         chosen = list(dep) if dep is not None else dependent
         return system.nonholonomic(dependent=chosen) if chosen is not None else system.nonholonomic()
 
@@ -812,11 +828,23 @@ def _linearize_setup(args):
 
 
 def _cmd_linearize(args, out) -> int:
+    budget = _budget(args, _SIMULATE_BUDGET)
+    if args.plot:  # before any work
+        from .errors import InitialStateError
+        from .io.files import check_output_path
+
+        check_output_path(args.plot, "--plot", inputs=[args.target] if os.path.exists(args.target) else [],
+                          suffixes=(".png", ".pdf", ".svg"), error=InitialStateError)
+    return _within_budget(budget, "linearize", lambda: _linearize(args, out))
+
+
+def _linearize(args, out) -> int:
     import json
 
     import numpy as np
 
     from .analysis.linearization import LinearizationProblem, _complex_text
+    from .analysis.linear_problem import stability_criterion
     from .analysis.relative_equilibria import check_states, choose_states, reference_state
     from .errors import InitialStateError
     from .io.limits import check as check_limit
@@ -864,7 +892,7 @@ def _cmd_linearize(args, out) -> int:
     if args.json:
         payload = {"field": field, "states": [s.name for s in problem.states], "sweep": name,
                    "values": [float(x) for x in xs], "results": [r.to_dict() for r in results],
-                   "choice": choice.to_dict(), "units": units}
+                   "choice": choice.to_dict(), "units": units, "stability": stability_criterion()}
         print(json.dumps(payload, indent=2), file=out)
     elif name is None:
         at = ", ".join(x.strip().replace("=", " = ", 1) for x in args.at.split(",") if x.strip())
@@ -875,18 +903,18 @@ def _cmd_linearize(args, out) -> int:
             print("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
                   + "): the eigenvalues do not decide stability", file=out)
         else:
-            print("stable (linear, weak sense)" if results[0].stable else "unstable", file=out)
+            print(f"linear verdict: {results[0].verdict} ({stability_criterion()})", file=out)
     else:
         label = name + (f" [{units[name]}]" if name in units else "")
-        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}", file=out)
-        print(f"{label:>10}  stable  eigenvalues", file=out)
+        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}; {stability_criterion()}",
+              file=out)
+        print(f"{label:>10}  verdict   eigenvalues", file=out)
         for x, r in zip(xs, results):
-            print(f"{x:10.5g}  {'yes' if r.stable else 'no ':>6}  " + ", ".join(_complex_text(e) for e in r.eigenvalues),
-                  file=out)
+            print(f"{x:10.5g}  {r.verdict:<8}  " + ", ".join(_complex_text(e) for e in r.eigenvalues), file=out)
     if args.plot:
         from .plotting import eigenvalue_plot, save_figure
         fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference",
-                              unit=units.get(name) if name else None,
+                              unit=units.get(name) if name else None, units=spec.units,
                               title=f"{system.name}: {', '.join(s.name for s in problem.states)}")
         print(f"figure written to {save_figure(fig, args.plot)}", file=out)
     return 0
@@ -897,7 +925,7 @@ def _linearize_units(spec, source, names) -> dict:
     unit of its coordinate's velocity)."""
     units = dict(getattr(spec, "units", {}) or {})
     out = {}
-    free = {v.name: f.name for v, f in zip(source.free_velocities, getattr(source, "free_coordinates", ()))}
+    free = {v.name: f.name for v, f in zip(getattr(source, "free_velocities", ()), getattr(source, "free_coordinates", ()))}
     for n in names:
         if n in units:
             out[n] = units[n]
@@ -908,6 +936,9 @@ def _linearize_units(spec, source, names) -> dict:
 
 def main(argv=None, out=None) -> int:
     """Entry point of the ``anholo`` console script; returns the exit status."""
+    from . import _STARTED
+
+    _COMMAND_START[:] = [_STARTED if argv is None else time.monotonic()]
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
@@ -955,8 +986,11 @@ def main(argv=None, out=None) -> int:
 
 
 def _one_line(exc) -> str:
-    """A message on one line, at most a few thousand characters (the line is for a person)."""
-    text = " ".join(str(exc).split())
+    """A message on one line, at most a few thousand characters (the line is for a person), with control
+    characters shown escaped (:func:`anholo.errors.printable`: an echoed name cannot drive the terminal)."""
+    from .errors import printable
+
+    text = printable(" ".join(str(exc).split()))
     return text if len(text) <= 3000 else text[:2990] + " ..."
 
 

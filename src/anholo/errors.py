@@ -7,8 +7,12 @@ traceback from anholo means a bug in anholo.
 
 from __future__ import annotations
 
+import unicodedata
+
 __all__ = [
+    "printable",
     "AnholoError",
+    "ArgumentError",
     "SingularFrameError",
     "DimensionError",
     "IrregularLagrangianError",
@@ -44,8 +48,38 @@ __all__ = [
 ]
 
 
+def printable(text) -> str:
+    r"""``text`` safe for a terminal: every control or invisible character (Unicode categories C*, Zl, Zp:
+    ESC, BEL, CR, zero-width spaces, ...) written as its Python escape (``\x1b``, ``\u200b``), so that an
+    echoed name or expression cannot move the cursor, set the window title or clear the screen.
+    Tabs and line breaks are escaped too (callers that want lines split them first).
+
+    >>> printable("ok\x1b]0;title\x07")
+    'ok\\x1b]0;title\\x07'
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        category = unicodedata.category(ch)
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 class AnholoError(Exception):
     """Base class of all errors that anholo raises for bad input."""
+
+
+class ArgumentError(AnholoError, TypeError):
+    """A Python API call with an argument of the wrong kind: a string where a list is expected, a
+    ``Chart`` where a ``Frame`` is, ``None``, a non-finite or complex number, an equation where an
+    expression is; the message names the argument and what to pass instead.  (Also a ``TypeError``,
+    which such a call used to raise.)"""
 
 
 class SingularFrameError(AnholoError):

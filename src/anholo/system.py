@@ -14,13 +14,14 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from .io.expressions import sympified
 from .analysis.chaplygin import ChaplyginSystem
 from .constraints.kinematic import KinematicConstraints
 from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
 from .dynamics.forces import Forces
 from .dynamics.lagrangian import Lagrangian
-from .errors import AnholoError, AnholoWarning, ReportError
+from .errors import AnholoError, AnholoWarning, ArgumentError, ReportError, printable
 from .dynamics.maggi import LARGE_SYSTEM, MaggiSystem
 from .dynamics.nonholonomic import NonholonomicSystem
 from .algebra.engine import to_engine, to_sympy
@@ -67,6 +68,8 @@ class System:
     holonomic : tuple
         Holonomic constraints ``f(q, t) = 0`` as written; their time derivatives
         ``∂f/∂q^A q̇^A + ∂f/∂t`` are appended to ``constraints``.
+    units : dict
+        The file's ``[units]`` (name → unit string, display only: figures and tables).
     """
 
     name: str
@@ -80,6 +83,7 @@ class System:
     symmetry: dict = None
     forces: Forces = None
     holonomic: tuple = ()
+    units: dict = None
 
     def as_latex(self) -> str:
         """The header of the system as LaTeX: its Lagrangian and constraints (under the report's size budget)
@@ -99,6 +103,11 @@ class System:
     @classmethod
     def from_spec(cls, spec) -> "System":
         """Build the geometry and dynamics objects of a :class:`SystemSpec`."""
+        from .io.systemfile import SystemSpec
+
+        if not isinstance(spec, SystemSpec):
+            raise ArgumentError(f"System.from_spec: expected a SystemSpec (from anholo.io.systemfile.parse_system or "
+                                f"load_system), got {type(spec).__name__}; System.load(name_or_path) reads a file.")
         chart = Chart(spec.coordinates, velocities=spec.velocities, parameters=spec.parameters)
         frame = Frame(chart, spec.frame) if spec.frame is not None else Frame.coordinate(chart)
         taken = {s.name for s in chart.coordinates + chart.velocities + chart.parameters}
@@ -152,6 +161,7 @@ class System:
             symmetry=getattr(spec, "symmetry", None),
             forces=_forces_of(spec, chart, bundle, time, natural),
             holonomic=holonomic,
+            units=dict(getattr(spec, "units", None) or {}),
         )
         if size is not None:
             out.__dict__["_program_size"] = size
@@ -170,7 +180,7 @@ class System:
         if self.time is None:
             return None
         exprs = [self.lagrangian.expr] + (list(self.forces.total) if self.forces is not None else [])
-        return self.time if any(self.time in sp.sympify(e).free_symbols for e in exprs) else None
+        return self.time if any(self.time in sympified(e).free_symbols for e in exprs) else None
 
     def euler_lagrange_field(self):
         """The Euler–Lagrange field of L with the file's forces and time dependence (docs/forces.rst)."""
@@ -213,7 +223,7 @@ class System:
     @property
     def is_time_dependent(self) -> bool:
         """True if some constraint depends explicitly on the declared time symbol."""
-        return self.time is not None and any(self.time in sp.sympify(c).free_symbols for c in self.constraints)
+        return self.time is not None and any(self.time in sympified(c).free_symbols for c in self.constraints)
 
     def kinematic_constraints(self):
         """The file's constraints as general kinematic constraints ``φ(q, q_dot) = 0``, linear or not
@@ -231,7 +241,7 @@ class System:
         """True if L and the constraints together exceed :data:`~anholo.dynamics.maggi.LARGE_SYSTEM` tree
         nodes: :meth:`nonholonomic` then uses Maggi's equations (no normal forms, no symbolic inversion)."""
         if "_is_large" not in self.__dict__:
-            exprs = [self.lagrangian.expr, *(sp.sympify(c) for c in self.constraints)]
+            exprs = [self.lagrangian.expr, *(sympified(c) for c in self.constraints)]
             self.__dict__["_is_large"] = size_exceeds(sp.Tuple(*exprs), LARGE_SYSTEM)
         return self.__dict__["_is_large"]
 
@@ -256,7 +266,7 @@ class System:
             return "maggi", (f"L and the constraints have more than {LARGE_SYSTEM} tree nodes")
         if not self.constraints or self.is_time_dependent:
             return "exact", ""
-        exprs = [sp.sympify(self.lagrangian.expr), *(sp.sympify(c) for c in self.constraints)]
+        exprs = [sympified(self.lagrangian.expr), *(sympified(c) for c in self.constraints)]
         if any(e.has(AppliedUndef) for e in exprs):
             return "exact", ""
         size = self.__dict__.get("_program_size")
@@ -320,7 +330,7 @@ class System:
             return ()
         out = []
         for g in gens:
-            comps = [sp.sympify(c) for c in g]
+            comps = [sympified(c) for c in g]
             ones = [A for A, c in enumerate(comps) if c != 0]
             if len(ones) != 1 or comps[ones[0]] != 1:
                 return ()
@@ -349,6 +359,16 @@ class System:
     @classmethod
     def load(cls, name_or_path: str, assignments: dict | None = None) -> "System":
         """Load a system file or bundled example, substituting ``assignments`` (``--set``)."""
+        import os
+        from collections.abc import Mapping
+
+        if not isinstance(name_or_path, (str, os.PathLike)) or (isinstance(name_or_path, str) and not name_or_path):
+            raise ArgumentError(f"System.load: expected a file path or an example name (a non-empty string), got "
+                                f"{type(name_or_path).__name__} {printable(repr(name_or_path))[:60]}.")
+        if assignments is not None and (not isinstance(assignments, Mapping)
+                                        or not all(isinstance(k, str) for k in assignments)):
+            raise ArgumentError(f"System.load: assignments must be a dict parameter name -> value, e.g. "
+                                f"{{'m': 1}}, got {type(assignments).__name__} {printable(repr(assignments))[:60]}.")
         spec = resolve_system(name_or_path)
         if assignments:
             spec = spec.substitute(assignments)
@@ -359,7 +379,7 @@ def _field_program_size(chart: Chart, lagrangian, constraints) -> int | None:
     """Shared definitions of the straight-line program of Maggi's implicit form with multipliers for L and
     the constraints (the cost of the field; :attr:`System.route`), or None where Maggi's route does not
     apply (nonlinear constraints, undefined functions, …)."""
-    exprs = [sp.sympify(lagrangian), *(sp.sympify(c) for c in constraints)]
+    exprs = [sympified(lagrangian), *(sympified(c) for c in constraints)]
     if any(e.has(AppliedUndef) for e in exprs):
         return None
     try:
@@ -371,7 +391,7 @@ def _field_program_size(chart: Chart, lagrangian, constraints) -> int | None:
 def time_dependent(spec) -> bool:
     """True if the spec declares a time that its constraints use."""
     t = getattr(spec, "time", None)
-    return t is not None and any(t in sp.sympify(c).free_symbols for c in spec.constraints)
+    return t is not None and any(t in sympified(c).free_symbols for c in spec.constraints)
 
 
 def differentiated(chart: Chart, holonomic, time=None) -> tuple:
@@ -379,7 +399,7 @@ def differentiated(chart: Chart, holonomic, time=None) -> tuple:
     constraints that define their tangent distribution D (docs/forces.rst)."""
     out = []
     for f in holonomic:
-        f = sp.sympify(f)
+        f = sympified(f)
         if size_exceeds(f, 80):  # a large f (a bicycle's front contact): differentiated by the engine
             fe = to_engine(f)
             df = sum((fe.diff(to_engine(q)) * to_engine(u) for q, u in zip(chart.coordinates, chart.velocities)),
@@ -401,7 +421,7 @@ def _natural_in(bundle):
     v = set(bundle.quasi_velocities)
 
     def natural(e):
-        e = sp.sympify(e)
+        e = sympified(e)
         return bundle.to_natural(e) if dag_free_symbols([e]) & v else e
 
     return natural

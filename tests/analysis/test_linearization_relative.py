@@ -247,5 +247,5 @@ def test_eigenvalue_plot_axis_has_the_unit():
 
     results = [Linearization((), np.zeros((1, 1)), np.array([complex(-x, 1.0)]), np.zeros(1), {}) for x in (1, 2)]
     fig = eigenvalue_plot([1.0, 2.0], results, "speed", unit="m/s", title="Whipple bicycle")
-    assert fig.axes[0].get_xlabel() == "speed [m/s]" and fig.axes[0].get_title() == "Whipple bicycle"
-    assert eigenvalue_plot([1.0, 2.0], results, "v3").axes[0].get_xlabel() == "v3"
+    assert fig.axes[-1].get_xlabel() == "speed [m/s]" and fig.get_suptitle() == "Whipple bicycle"
+    assert eigenvalue_plot([1.0, 2.0], results, "v3").axes[-1].get_xlabel() == "$v_{3}$"

@@ -211,4 +211,31 @@ CASES: list[Case] = [
     Case("budget-neg", ("analyze", "knife_edge", "--budget", "-1"), expect="error"),
     Case("time-dependent-lagrangian", A, lagrangian_file(OSC, extra="") | {
         "s.toml": system_file(OSC + " + t*x") + 'time = "t"\n'}, "any"),
+    # --- issue #25: system files read exactly and safely ------------------------------------------
+    *[Case(f"signs-{i}", A, lagrangian_file(OSC, extra=f"[signs]\nm = {v}\n"), "error", "expected one of")
+      for i, v in enumerate(['["real"]', "[]", "{a = 1}", "1.5"])],
+    Case("toml-int-5000-digits", A, lagrangian_file(OSC, extra="[values]\nm = " + "1" * 5000 + "\n"), "error"),
+    Case("toml-int-4000-digits", A, lagrangian_file(OSC, extra="[values]\nm = " + "1" * 4000 + "\n"), "error",
+         "digits"),
+    Case("toml-frame-4000-digits", A, lagrangian_file(OSC, extra="frame = [[" + "1" * 4000 + ", 0], [0, 1]]\n"),
+         "error", "digits"),
+    Case("toml-float-1e10000", A, lagrangian_file(OSC, extra="[values]\nm = 1e10000\n"), "error", "digits"),
+    Case("toml-nesting-3000", A, lagrangian_file(OSC, extra="z = " + "[" * 3000 + "]" * 3000 + "\n"), "error",
+         "nested"),
+    Case("toml-nesting-table-3000", A, lagrangian_file(OSC, extra="z = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n"),
+         "error", "nested"),
+    Case("toml-exact-decimal", ("analyze", F, "--json"),
+         lagrangian_file(OSC, extra="[values]\nm = 1.00000000000000000001\n"), "ok"),
+    Case("nested-rational-powers", A, lagrangian_file("x_dot^2/2 + y_dot^2/2 - x^(1/3)^(1/3)^(1/3)^(1/3)",
+                                                      constraints=("y_dot - x*x_dot",)), "any"),
+    *[_lag(f"complex-constant-{i}", OSC + f" + {c}*x", "error") for i, c in enumerate(
+        ["asin(2)", "sqrt(-1)", "I", "log(-1)", "(-8)^(1/3)", "acosh(0)"])],
+    _lag("log-base-0", OSC + " + log(x, 0)", "error", "base"),
+    Case("frame-quasi-velocity", A, lagrangian_file(OSC, extra='quasi_velocities = ["u", "w"]\n'
+                                                               'frame = [["1", "0"], ["0", "u"]]\n'), "error",
+         "quasi-velocity"),
+    Case("frame-input", A, lagrangian_file(OSC, extra='inputs = ["tau"]\nforces = ["tau", "0"]\n'
+                                                      'frame = [["1", "0"], ["0", "tau"]]\n'), "error", "input"),
+    *[Case(f"control-in-name-{i}", A, {"s.toml": system_file(OSC).replace('name = "Fuzz"', f'name = "F{c}"')},
+           "error", "control") for i, c in enumerate(["\\u001b]0;PWNED\\u0007", "\\u001b[2J", "\\r", "\\u202e"])],
 ]

@@ -101,7 +101,7 @@ def classify(status, stdout, stderr, tb, seconds, timeout) -> Outcome:
     if status == 2:
         errors = [ln for ln in lines if ln.startswith("anholo: error: ")]
         others = [ln for ln in lines if not ln.startswith("anholo: ") or ln.startswith("anholo: error")]
-        if len(errors) == 1 and len(others) == 1 and len(errors[0]) < 4000:
+        if len(errors) == 1 and len(others) == 1 and len(errors[0]) < 4000 and errors[0].isprintable():
             return Outcome(CLEAN_ERROR, status, stdout, stderr, seconds, errors[0])
         return Outcome(BAD_ERROR, status, stdout, stderr, seconds, stderr.strip()[:500])
     if "internal error (" in stdout or "internal error (" in stderr:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import re
 import tomllib
+from decimal import Decimal
 import unicodedata
 from pathlib import Path
 
@@ -195,7 +196,8 @@ def misreadings(toml_text: str, spec) -> list:
     """Differences between what anholo read (``spec``, a SystemSpec) and an independent reading of the text."""
     import sympy as sp
 
-    data = tomllib.loads(toml_text[1:] if toml_text.startswith("\ufeff") else toml_text)
+    # TOML decimals are exact (docs/systemfiles.rst): read them as Decimal, from their text
+    data = tomllib.loads(toml_text[1:] if toml_text.startswith("\ufeff") else toml_text, parse_float=Decimal)
     if data.get("functions"):
         return []  # undefined functions have no values at random points
     by_name = {s.name: s for s in spec.names.values() if isinstance(s, sp.Symbol)}
@@ -210,7 +212,7 @@ def misreadings(toml_text: str, spec) -> list:
                   for j, (c, e) in enumerate(zip(row, spec.frame[i]))]
     for where, written, read in pairs:
         if not isinstance(written, str):
-            written = repr(written)
+            written = str(written)
         out += _raw_checks(written, where)
         try:
             other = _independent(written, dict(plain))
@@ -223,6 +225,6 @@ def misreadings(toml_text: str, spec) -> list:
             out.append(f"{where}: read {str(read)[:80]!r} from {written[:80]!r}")
     for p, v in spec.values.items():
         written = data.get("values", {}).get(p.name)
-        if written is not None and sp.Rational(repr(written) if isinstance(written, float) else written) != v:
+        if written is not None and sp.Rational(str(written)) != v:
             out.append(f"values.{p.name}: read {v} from {written!r}")
     return out

@@ -59,9 +59,11 @@ def test_roller_racer_chaplygin_verdict_from_exact_coefficients():
     rng = np.random.default_rng(3)
     ch = System.load("roller_racer").chaplygin()
     verdict = ch.consistency()
-    assert verdict.holds is None
+    # the residuals vanish only for d1 = d2 = 0, values of parameters that enter the frame: excluded, as the
+    # consistency module excludes them (one rule for both sections), so the verdict is "no"
+    assert verdict.holds is False and not verdict.conditions
     P = {p.name: p for p in ch.frame.chart.parameters}
-    assert all(c.xreplace({P["d1"]: 0, P["d2"]: 0}) == 0 for c in verdict.conditions)
+    assert {P["d1"], P["d2"]} <= set().union(*(e.free_symbols for row in ch.frame.vectors.tolist() for e in row))
     residuals = ch.chaplygin_condition()
     syms = sorted(set().union(*(r.free_symbols for r in residuals)), key=str)
     for special in (False, True):

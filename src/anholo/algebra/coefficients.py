@@ -18,6 +18,7 @@ from typing import Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from ..io.expressions import sympified
 from .expressions import xreplace_dag
 
 __all__ = [
@@ -72,7 +73,7 @@ def coefficients_in(expr, coordinates: Sequence, velocities: Sequence) -> list:
 
     Raises ``NotPolynomial`` if the numerator is not polynomial in the generators.
     """
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return []
     coords = set(coordinates)
@@ -190,7 +191,7 @@ def to_fraction(expr, P, memo: dict):
     (equal denominators are added directly); used where only the numerator's
     vanishing matters.
     """
-    stack = [(sp.sympify(expr), False)]
+    stack = [(sympified(expr), False)]
     root = stack[0][0]
     one = P.one
     while stack:
@@ -246,7 +247,7 @@ def to_field(expr, K, memo: dict):
     rationals.  Raises ``NotPolynomial`` for anything but +, ×, integer powers
     of the generators and rational numbers.
     """
-    stack = [(sp.sympify(expr), False)]
+    stack = [(sympified(expr), False)]
     root = stack[0][0]
     while stack:
         a, expanded = stack.pop()
@@ -334,7 +335,7 @@ def vanishing_conditions(exprs: Sequence, variables: Sequence, factor: bool = Tr
     variables = set(variables)
     out = []
     for e in exprs:
-        e = sp.sympify(e)
+        e = sympified(e)
         if e == 0:
             continue
         e, back, relations = _generators_of(e, variables)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..io.expressions import sympified
+
 __all__ = ["condition_eq", "condition_text", "alternatives_text", "essential_factors", "parameter_alternatives"]
 
 
 def condition_eq(lhs, rhs=0) -> sp.Eq:
     """``Eq(lhs, rhs)`` kept unevaluated (``Eq(a, 0)`` would be False for a positive symbol)."""
-    return sp.Eq(sp.sympify(lhs), sp.sympify(rhs), evaluate=False)
+    return sp.Eq(sympified(lhs), sympified(rhs), evaluate=False)
 
 
 def condition_text(eqs) -> str:
@@ -43,7 +45,10 @@ def essential_factors(expr, params: set, excluded: set) -> tuple | None:
     num = sp.fraction(sp.cancel(sp.together(expr)))[0]
     if num == 0:
         return None
-    _, factors = sp.factor_list(num)
+    try:
+        _, factors = sp.factor_list(num)
+    except sp.PolynomialError:  # not a polynomial in any generators (x^(3^(-3^(-1/3)))): its own factors
+        factors = [(f, 1) for f in sp.Mul.make_args(num)]
     out = []
     for f, _mult in factors:
         if f.is_number or f in excluded:
@@ -67,7 +72,7 @@ def parameter_alternatives(exprs, params: set, excluded: set, limit: int = 64):
     """
     params = set(params)
     clauses, seen = [], set()
-    for e in sorted((sp.sympify(e) for e in exprs), key=sp.count_ops):
+    for e in sorted((sympified(e) for e in exprs), key=sp.count_ops):
         if e in seen:
             continue
         seen.add(e)

@@ -16,6 +16,8 @@ undefined functions of several arguments, …) are handed to ``expr.diff(x)``.
 from __future__ import annotations
 
 import sympy as sp
+
+from ..io.expressions import sympified
 from sympy.core.function import AppliedUndef
 
 __all__ = ["diff_dag"]
@@ -35,7 +37,7 @@ def diff_dag(expr, x: sp.Symbol) -> sp.Expr:
     >>> sp.simplify(diff_dag(e, x) - e.diff(x))
     0
     """
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if not isinstance(x, sp.Symbol):
         return expr.diff(x)
     has: dict = {}

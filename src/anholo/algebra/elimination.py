@@ -17,6 +17,7 @@ import random
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from .coefficients import NotPolynomial, to_field
 from .expressions import free_symbols, xreplace_dag
 from .linear import LinearSolution, generic_rank, solve_generic
@@ -180,7 +181,7 @@ class BlockSolution:
         sols = []
         params = set(sub)
         algebraic = any(p.exp.is_Rational and not p.exp.is_Integer
-                        for v in sub.values() for p in sp.sympify(v).atoms(sp.Pow))
+                        for v in sub.values() for p in sympified(v).atoms(sp.Pow))
         for cols, rows, sol in zip(self.columns, self.rows, self.solutions):
             block = A.extract(list(rows), list(cols))
             if not free_symbols(list(block) + [b[r] for r in rows]) & params:
@@ -213,7 +214,7 @@ class NumericSystem:
         self.shape = A.shape
         entries = sorted((rc, e) for rc, e in A.todok().items() if e != 0)  # the nonzero entries only
         self.cells = [rc for rc, _ in entries]
-        self.exprs = [e for _, e in entries] + [sp.sympify(x) for x in b]
+        self.exprs = [e for _, e in entries] + [sympified(x) for x in b]
         self.symbols = sorted(free_symbols(self.exprs), key=sp.default_sort_key)
         self._f = compiled(self.symbols, self.exprs, real=False)
 
@@ -232,7 +233,7 @@ class NumericSystem:
             point = random_point(others, random.Random(seed))
             vals = {s: complex(float(v)) for s, v in point.items()}
             for p, v in sub.items():
-                vals[p] = numeric_value(sp.sympify(v), point)
+                vals[p] = numeric_value(sympified(v), point)
             args = [vals.get(s, 0.3) for s in self.symbols] or [0.0]
             if any(x != x for x in args):
                 return True

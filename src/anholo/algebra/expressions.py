@@ -6,6 +6,8 @@ from typing import Iterable, Mapping
 
 import sympy as sp
 
+from ..io.expressions import sympified
+
 __all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size", "dag_atoms", "without_deltas"]
 
 
@@ -16,7 +18,7 @@ def xreplace_dag(expr, mapping: Mapping) -> sp.Expr:
     have only thousands of distinct subexpressions; ``xreplace`` walks the tree,
     this walks the DAG (each distinct subexpression is rebuilt once).
     """
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if not mapping:
         return expr
     memo: dict = dict(mapping)
@@ -44,7 +46,7 @@ def free_symbols(exprs: Iterable) -> set[sp.Symbol]:
     ``free_symbols`` walks the whole tree, every shared copy included)."""
     out: set[sp.Symbol] = set()
     seen: set = set()
-    stack = [sp.sympify(e) for e in exprs]
+    stack = [sympified(e) for e in exprs]
     while stack:
         a = stack.pop()
         if a in seen:
@@ -75,7 +77,7 @@ def size_exceeds(expr: sp.Expr, limit: int) -> bool:
 
 def dag_size(expr) -> int:
     """The number of distinct subexpressions of ``expr`` (the size of its DAG, not of its tree)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     seen = set()
     stack = [expr]
     while stack:
@@ -91,7 +93,7 @@ def dag_atoms(expr, *types) -> set:
     """The subexpressions of ``expr`` that are instances of ``types`` (default: Symbols), found by
     walking its DAG (each distinct subexpression once; ``atoms``/``free_symbols``/``has`` walk the tree)."""
     types = types or (sp.Symbol,)
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     seen, out = set(), set()
     stack = [expr]
     while stack:
@@ -110,6 +112,6 @@ def without_deltas(expr) -> sp.Expr:
     and ``d|f|/dx = sign(f) f'`` differentiated again): the value of the expression wherever the arguments of
     ``Abs``/``sign`` do not vanish, which is where a field with ``Abs``/``sign`` in L, the constraints or
     the forces is defined (Maggi's route differentiates them that way, :func:`anholo.algebra.engine.engine_diff`)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     deltas = dag_atoms(expr, sp.DiracDelta)
     return xreplace_dag(expr, {d: sp.S.Zero for d in deltas}) if deltas else expr

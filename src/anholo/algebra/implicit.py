@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..errors import ExpressionBudgetError, IrregularLagrangianError
 from .expressions import dag_size, free_symbols, size_exceeds, xreplace_dag
 from .linear import solve_square
@@ -80,7 +81,7 @@ class ImplicitForm(EquationDisplay):
         M = _sym_matrix(self.matrix)
         object.__setattr__(self, "matrix", M)
         object.__setattr__(self, "unknowns", tuple(self.unknowns))
-        object.__setattr__(self, "rhs", tuple(sp.sympify(e) for e in self.rhs))
+        object.__setattr__(self, "rhs", tuple(sympified(e) for e in self.rhs))
         if M.rows != M.cols or M.rows != len(self.rhs) or len(self.unknowns) != M.rows:
             raise ValueError(f"an implicit form needs a square M ({M.rows}x{M.cols}) with as many right-hand "
                              f"sides ({len(self.rhs)}) and unknowns ({len(self.unknowns)}) as rows.")

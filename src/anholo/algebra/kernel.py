@@ -45,6 +45,7 @@ from sympy.polys.fields import FracElement, FracField
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyRing
 
+from ..io.expressions import sympified
 from .expressions import free_symbols
 from .numeric import numerically_zero, random_point
 
@@ -235,7 +236,7 @@ class DiffField:
         self._trig: dict = {}  # argument -> (S dummy, C dummy)
         self._others: dict = {}  # atom Expr (exp, fractional power, undefined function, Derivative) -> dummy
         self.canonical = True
-        exprs = [sp.sympify(e) for e in exprs]
+        exprs = [sympified(e) for e in exprs]
         for s in extra_symbols:
             self._symbols[s] = s
         seen: set = set()
@@ -363,7 +364,7 @@ class DiffField:
     # --- conversion ------------------------------------------------------------------------
     def convert(self, expr):
         """The element of K for a SymPy expression (memoised over subexpressions)."""
-        expr = sp.sympify(expr)
+        expr = sympified(expr)
         memo = self._memo
         if expr in memo:
             return memo[expr]

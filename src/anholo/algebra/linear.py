@@ -14,6 +14,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from . import kernel as _kernel
 from .expressions import free_symbols
 from .numeric import numeric_value, numerically_zero, random_point
@@ -135,7 +136,7 @@ def solve_square(matrix: sp.Matrix, rhs: Sequence, *, seed: int = 20261122) -> t
     ``None`` if ``det M`` vanishes identically (checked at random points).
     """
     M = sp.Matrix(matrix)
-    b = [sp.sympify(x) for x in rhs]
+    b = [sympified(x) for x in rhs]
     n = M.rows
     if M.is_diagonal():
         diag = [M[i, i] for i in range(n)]
@@ -205,8 +206,8 @@ def solve_generic(
     """
     nrows, ncols = matrix.shape
     order = list(range(ncols)) if column_order is None else list(column_order)
-    rows = [[sp.sympify(matrix[r, c]) for c in range(ncols)] for r in range(nrows)]
-    b = [sp.sympify(x) for x in rhs]
+    rows = [[sympified(matrix[r, c]) for c in range(ncols)] for r in range(nrows)]
+    b = [sympified(x) for x in rhs]
     symbols = free_symbols(e for row in rows for e in row) | free_symbols(b)
     rng = random.Random(seed)
     points = [random_point(symbols, rng) for _ in range(2)]

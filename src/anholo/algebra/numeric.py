@@ -13,6 +13,7 @@ from typing import Iterable, Mapping, Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from ..io.expressions import sympified
 from .expressions import dag_atoms
 
 __all__ = ["random_point", "numeric_value", "concrete_functions", "numerically_zero", "numerically_dependent",
@@ -60,7 +61,7 @@ def concrete_functions(expr: sp.Expr) -> sp.Expr:
     """
     from sympy.core.function import AppliedUndef
 
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if not dag_atoms(expr, AppliedUndef):
         return expr
     stand_in = {}
@@ -92,7 +93,7 @@ def numeric_value(expr: sp.Expr, point: Mapping) -> complex:
     memo: dict = {}
     with mpmath.workdps(30):
         for s, val in point.items():
-            memo[s] = mpmath.mpmathify(complex(sp.sympify(val).evalf(30)))
+            memo[s] = mpmath.mpmathify(complex(sympified(val).evalf(30)))
         stack = [(expr, False)]
         try:
             while stack:
@@ -129,7 +130,7 @@ def numerically_zero(expr: sp.Expr, points: Sequence[Mapping], tol: float = 1e-1
     An expression with symbols not covered by the points is considered nonzero
     unless it is structurally zero.
     """
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return True
     for point in points:
@@ -151,7 +152,7 @@ def numerical_relations(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: i
     """
     import numpy as np
 
-    exprs = [sp.sympify(e) for e in exprs]
+    exprs = [sympified(e) for e in exprs]
     n = len(exprs)
     if not n:
         return []

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from .engine import engine_cse, printed, to_engine_dag
 from .expressions import dag_size, size_exceeds
 from .printing import combination_latex, latex as _latex
@@ -59,7 +60,7 @@ class Presenter:
 
     def present(self, expr) -> sp.Basic:
         """``expr`` in the form a report shows: tidied when small (simplified with ``simplify``)."""
-        expr = sp.sympify(expr)
+        expr = sympified(expr)
         if not isinstance(expr, sp.Expr) or expr.is_Atom:
             return expr
         if self.simplify and (self.full or not size_exceeds(expr, 8 * self.text_limit)):
@@ -70,7 +71,7 @@ class Presenter:
 
     def fits(self, expr) -> bool:
         """True if ``expr`` is printed in full."""
-        return self.full or not size_exceeds(sp.sympify(expr), self.text_limit)
+        return self.full or not size_exceeds(sympified(expr), self.text_limit)
 
     def note(self, expr) -> str:
         """The line that stands for an expression too large to print."""

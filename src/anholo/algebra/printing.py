@@ -6,7 +6,10 @@ import re
 
 import sympy as sp
 
-__all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "EquationDisplay", "tex_text"]
+from ..io.expressions import sympified
+
+__all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "EquationDisplay", "tex_text",
+           "display_latex", "init_printing"]
 
 
 def _dot_name(sym: sp.Symbol) -> str | None:
@@ -44,7 +47,7 @@ def combination_latex(terms) -> str:
     """
     out = []
     for c, tex, basis in terms:
-        c = sp.sympify(c)
+        c = sympified(c)
         if c == 0:
             continue
         sign = "+"
@@ -66,7 +69,7 @@ def combination_latex(terms) -> str:
 def symbol_latex_names(expr) -> dict:
     """``symbol_names`` mapping for ``sympy.latex`` covering the dotted symbols in ``expr``."""
     names = {}
-    for s in sp.sympify(expr).free_symbols:
+    for s in sympified(expr).free_symbols:
         if isinstance(s, sp.Symbol):
             tex = _dot_name(s)
             if tex:
@@ -78,7 +81,7 @@ def latex(expr, **kwargs) -> str:
     """``sympy.latex`` with dotted velocity symbols rendered as ``\\dot{q}``; beyond 400 characters a
     fraction whose numerator is much wider than its denominator is written ``\\frac{1}{d}\\left(n\\right)``
     so that it can be broken over lines (breqn)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     names = symbol_latex_names(expr)
     names.update(kwargs.pop("symbol_names", {}))
     out = sp.latex(expr, symbol_names=names, **kwargs)
@@ -89,6 +92,38 @@ def latex(expr, **kwargs) -> str:
 
 
 _LONG = 400  # characters of LaTeX beyond which long fractions are split
+
+
+def _symbols_in(obj, found: set) -> set:
+    """The sympy symbols in ``obj`` and in the lists, tuples, sets and dicts it is made of."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _symbols_in(k, found), _symbols_in(v, found)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for item in obj:
+            _symbols_in(item, found)
+    else:
+        found |= {s for s in getattr(obj, "free_symbols", ()) if isinstance(s, sp.Symbol)}
+    return found
+
+
+def display_latex(obj, **options) -> str:
+    """``sympy.latex`` of an expression, matrix or container of them with anholo's velocity names: the symbol
+    ``x_dot`` as ``\\dot{x}`` (sympy alone writes ``x_{dot}``; its own convention is the name ``xdot``).
+
+    >>> print(display_latex([sp.Symbol("x_dot") + 1, sp.Symbol("psi1_dot")]))
+    \\left[ \\dot{x} + 1, \\  \\dot{\\psi}_{1}\\right]
+    """
+    names = {s: _dot_name(s) for s in _symbols_in(obj, set()) if _dot_name(s)}
+    names.update(options.pop("symbol_names", {}))
+    return sp.latex(obj, symbol_names=names, **options)
+
+
+def init_printing(**options) -> None:
+    """sympy's rich display (Jupyter: ``sympy.init_printing``) with :func:`display_latex`, so that raw sympy
+    results (``L.expr``, ``L.momenta``) show ``x_dot`` as ẋ; ``options`` go to ``sympy.init_printing``."""
+    options.setdefault("use_latex", "mathjax")  # LaTeX for the front end to typeset, no PNG renderings
+    sp.init_printing(latex_printer=display_latex, **options)
 
 
 class EquationDisplay:

@@ -11,6 +11,7 @@ import random
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from . import kernel as _kernel
 from .expressions import size_exceeds
 from .numeric import numerically_zero, random_point
@@ -96,7 +97,7 @@ def tidy(expr: sp.Expr) -> sp.Expr:
     (:func:`_pythagorean_reduce`), never with ``trigsimp``.  Used once per frame
     on n^2 entries (inverse matrix, structure functions), not in dynamics loops.
     """
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr.is_Atom:
         return expr
     try:  # the same normal form in sparse polynomial arithmetic (anholo.algebra.kernel), when it applies
@@ -173,7 +174,7 @@ def reduce_if_cheap(expr: sp.Expr, limit: int = _CANCEL_LIMIT) -> sp.Expr:
 def vanishes(expr, seed: int = 5) -> bool:
     """True if ``expr`` is zero as a function: structurally, after ``cancel`` when small,
     or numerically at three random points (probability-one zero test)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return True
     if not size_exceeds(expr, 400):

@@ -48,6 +48,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import (
     adjugate,
     determinant,
@@ -601,7 +602,7 @@ class ChaplyginSystem:
         """
         nh = self.nonholonomic
         chart = self.frame.chart
-        funcs = tuple(sp.sympify(f) for f in ansatz)
+        funcs = tuple(sympified(f) for f in ansatz)
         k = self.n - self.m
         kappa = [[sp.Dummy(f"kappa{a}_{j}") for j in range(len(funcs))] for a in range(k)]
         c = [sp.Add(*[kk * f for kk, f in zip(kappa[a], funcs)]) for a in range(k)]
@@ -675,7 +676,7 @@ class ChaplyginSystem:
 
     def _section_residuals(self, c) -> list:
         weak = self._weak_residuals([ci - p for ci, p in zip(c, self.momenta_on_C)], sign=1, reduce=False)
-        return list(weak) + [self._scaled_rate(sp.sympify(ci)) for ci in c]
+        return list(weak) + [self._scaled_rate(sympified(ci)) for ci in c]
 
     @staticmethod
     def _special_values(p, conds, sol) -> list:
@@ -733,7 +734,7 @@ class ChaplyginSystem:
         v, v2 = self.nonholonomic.free_velocities, nh.free_velocities
         sub = {v[al]: sp.Add(*[tidy(sum(th[al, A] * X2[be, A] for A in range(n))) * v2[be] for be in range(m)])
                for al in range(m)}
-        vals = [xreplace_dag(sp.sympify(e), sub) for e in values]
+        vals = [xreplace_dag(sympified(e), sub) for e in values]
         T = [[tidy(sum(th[a, A] * X2[b, A] for A in range(n))) for b in range(m, n)] for a in range(m, n)]
         return tuple(reduce_if_cheap(sp.Add(*[vals[a] * T[a][b] for a in range(n - m) if T[a][b] != 0]), 400)
                      for b in range(n - m))
@@ -743,7 +744,7 @@ class ChaplyginSystem:
         ``{1, sin q, cos q (q in trigonometric terms)} ∪ {moved coordinates} ∪`` their products."""
         chart = self.frame.chart
         exprs = list(self.frame.vectors) + [self.nonholonomic.lagrangian.expr]
-        trig_args = sorted({f.args[0] for e in exprs for f in sp.sympify(e).atoms(sp.sin, sp.cos)
+        trig_args = sorted({f.args[0] for e in exprs for f in sympified(e).atoms(sp.sin, sp.cos)
                             if f.args[0].free_symbols & set(chart.coordinates)}, key=sp.default_sort_key)
         base = [sp.S.One] + [g(a) for a in trig_args for g in (sp.cos, sp.sin)]
         moved = [q for q in chart.coordinates if self.action.moves(q)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import reduce_if_cheap, vanishes
 from ..algebra.printing import latex, tex_text
 from ..dynamics.vakonomic import VakonomicSystem
@@ -206,7 +207,7 @@ def _lift_on_C(chaplygin, b: int, f) -> sp.Expr:
     frame = chaplygin.frame
     R = frame.structure
     v = nh.free_velocities
-    f = sp.sympify(f)
+    f = sympified(f)
     out = frame.apply(m + b, f)
     for al in range(m):
         coeff = sp.Add(*[R[al][m + b][be] * v[be] for be in range(m) if R[al][m + b][be] != 0])

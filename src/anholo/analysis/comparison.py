@@ -29,6 +29,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import reduce_if_cheap, vanishes
 from ..errors import DimensionError
 from ..geometry.forms import Form
@@ -140,7 +141,7 @@ def frobenius_data(constraints: KinematicConstraints, candidates: Sequence = ())
 
 def _integrating_factor(frame: Frame, a: Sequence, candidates: Sequence):
     nz = [x for x in a if x != 0]
-    cands = [sp.sympify(c) for c in candidates]
+    cands = [sympified(c) for c in candidates]
     cands += [1 / x for x in nz]
     cands += [1 / sp.Add(*[x**2 for x in nz])]
     cands += [1 / (x * y) for i, x in enumerate(nz) for y in nz[i + 1:]]
@@ -262,7 +263,7 @@ class MethodComparison:
 def _show(expr):
     """The form printed: tidied; a small expression also trigonometrically simplified and factored when that
     is shorter (``-sin(θ)² - cos(θ)²`` is printed ``-1``)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if size_exceeds(expr, 3000):
         return expr
     out = tidy(expr)

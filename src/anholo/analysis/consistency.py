@@ -36,6 +36,7 @@ from typing import Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
+from ..io.expressions import sympified
 from ..algebra import size_exceeds, tidy, vanishes, xreplace_dag
 from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.conditions import alternatives_text, condition_text, parameter_alternatives
@@ -64,7 +65,7 @@ _TIDY_LIMIT = 300  # residuals larger than this are reported unsimplified (tidy 
 
 def _decide(residuals, nh, substitution=None):
     """``(holds, alternatives, residuals)`` for "all residuals vanish on C"."""
-    res = tuple(xreplace_dag(r, substitution) if substitution else sp.sympify(r) for r in residuals)
+    res = tuple(xreplace_dag(r, substitution) if substitution else sympified(r) for r in residuals)
     res = tuple(tidy(r) if not size_exceeds(r, _TIDY_LIMIT) else r for r in res)
     if all(vanishes(r) for r in res):
         return True, (), res

@@ -34,6 +34,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra.expressions import dag_atoms
 from ..algebra import numeric_value, random_point, reduce_if_cheap, solve_square, vanishes
 from ..dynamics.chetaev import ChetaevField, ChetaevSystem
@@ -71,7 +72,7 @@ def homogeneity_degree(phi, velocities: Sequence):
     >>> homogeneity_degree(zd - xd**2 - yd, [xd, yd, zd]) is None
     True
     """
-    phi = sp.sympify(phi)
+    phi = sympified(phi)
     u = list(velocities)
     euler = sp.Add(*[w * phi.diff(w) for w in u])
     rng = random.Random(41)
@@ -90,7 +91,7 @@ def homogeneity_degree(phi, velocities: Sequence):
 
 def vanishes_on_C(expr, constraints: KinematicConstraints, tol: float = 1e-8) -> bool:
     """True if ``expr`` (a function of q, u, t) vanishes at the sample points of C."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return True
     rng = random.Random(43)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import size_exceeds, solve_generic, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.differentiation import diff_dag
@@ -86,7 +87,7 @@ def momentum_equations(field_: NonholonomicField, generators) -> tuple:
     """
     nh = field_.system
     F, m, n = nh.frame, nh.m, nh.n
-    xi = [tuple(sp.sympify(e) for e in g) for g in generators]
+    xi = [tuple(sympified(e) for e in g) for g in generators]
     if not xi:
         return ()
     K = sp.Matrix(n - m, len(xi), lambda b, a: tidy(sp.Add(*[F.coframe[m + b, A] * xi[a][A] for A in range(n)])))

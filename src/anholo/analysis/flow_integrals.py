@@ -32,6 +32,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, vanishes_at
 from ..algebra.engine import engine_cse, se, shared_to_sympy, to_engine, zero
 from ..algebra.program import Program
@@ -137,7 +138,7 @@ def numerical_first_integrals(maggi: MaggiSystem, generators=(), points: int = N
         if len(g) != n:
             raise DimensionError(f"a symmetry generator needs {n} components (one per coordinate "
                                  f"{', '.join(s.name for s in maggi.chart.coordinates)}), got {len(g)}.")
-        xi.append([to_engine(sp.sympify(c, locals=names)) for c in g])
+        xi.append([to_engine(sympified(c, "generators", names)) for c in g])
     J = [sum((pa * c for pa, c in zip(p, g) if c != 0), zero) for g in xi]
     fs = flow.on_C([E] + J)
     terms = flow.along_terms(fs)
@@ -154,7 +155,7 @@ def numerical_first_integrals(maggi: MaggiSystem, generators=(), points: int = N
     symbols = maggi._symbols()
     natural = _natural([E] + J, symbols)
     decision = Decision.numerical(points, tolerance)
-    momenta = tuple(NumericalMomentum(tuple(sp.sympify(c, locals=names) for c in g), natural[1 + a], rates[1 + a],
+    momenta = tuple(NumericalMomentum(tuple(sympified(c, "generators", names) for c in g), natural[1 + a], rates[1 + a],
                                       conserved[1 + a], flow) for a, g in enumerate(generators))
     integrals = []
     if conserved[0]:

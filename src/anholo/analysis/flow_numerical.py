@@ -44,6 +44,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, DomainError, vanishes_at
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
@@ -291,7 +292,7 @@ def _factors(flow: FlowProgram) -> list:
                                                                        for s in e.free_symbols}
     angles = set()
     for e in (M.lagrangian, *M.constraints):
-        for f in sp.sympify(e).atoms(sp.sin, sp.cos, sp.tan):
+        for f in sympified(e).atoms(sp.sin, sp.cos, sp.tan):
             angles |= {s.name for s in f.args[0].free_symbols}
     out = []
     for i, (qe, qs) in enumerate(zip(flow.q, M.chart.coordinates)):

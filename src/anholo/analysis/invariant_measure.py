@@ -46,6 +46,7 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.polys.polyerrors import PolynomialError
 
+from ..io.expressions import sympified
 from ..algebra import determinant, size_exceeds, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in, vanishing_conditions
 from ..algebra.differentiation import diff_dag
@@ -90,7 +91,7 @@ def _along(field_: NonholonomicField, f) -> sp.Expr:
 
 def liouville_residual(field_: NonholonomicField, density) -> sp.Expr:
     """``Γ_nh(N)/N + div Γ_nh``: zero iff ``N dq ∧ dv`` is invariant (for a density N(q))."""
-    N = sp.sympify(density)
+    N = sympified(density)
     return _without_deltas(_along(field_, N) / N) + divergence(field_)
 
 
@@ -118,7 +119,7 @@ def _angles(exprs, coordinates) -> set:
     out = set()
     coords = set(coordinates)
     for e in exprs:
-        for t in sp.sympify(e).atoms(sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc):
+        for t in sympified(e).atoms(sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc):
             out |= t.args[0].free_symbols & coords
     return out
 
@@ -229,7 +230,7 @@ class _Signs:
     def of(cls, exprs) -> "_Signs":
         args, deltas = [], []
         for e in exprs:
-            for a in sp.sympify(e).atoms(sp.Abs, sp.sign, sp.DiracDelta):
+            for a in sympified(e).atoms(sp.Abs, sp.sign, sp.DiracDelta):
                 (deltas if isinstance(a, sp.DiracDelta) else args).append(a)
         args = list(dict.fromkeys(a.args[0] for a in args))
         sigma = tuple(sp.Dummy(f"sigma{i}") for i in range(len(args)))
@@ -246,7 +247,7 @@ class _Signs:
         """``expr`` with the signs replaced and ``σ^k = σ^(k mod 2)``."""
         if not self:
             return expr
-        e = sp.sympify(expr)
+        e = sympified(expr)
         for _ in range(3):  # nested Abs/sign: their arguments are replaced too
             e = e.xreplace(self.forward)
             if not e.atoms(sp.Abs, sp.sign, sp.DiracDelta):
@@ -264,7 +265,7 @@ class _Signs:
                         if f not in sig and not (f.is_Pow and f.base in sig)])
 
     def back(self, expr):
-        return sp.sympify(expr).xreplace(self.backward) if self else expr
+        return sympified(expr).xreplace(self.backward) if self else expr
 
 
 def constant_density_conditions(div, coordinates, velocities) -> tuple:

@@ -26,11 +26,40 @@ import sympy as sp
 
 from ..algebra.expressions import free_symbols
 from ..algebra.program import Program
+from ..io.expressions import sympified
 from ..dynamics.maggi import MaggiSystem
 from ..errors import (DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError,
                       SingularFrameError)
 
-__all__ = ["Linearization", "LinearizationProblem"]
+__all__ = ["Linearization", "LinearizationProblem", "STABILITY_THRESHOLD", "stability_verdict", "stability_criterion"]
+
+#: Threshold τ on the real parts of the eigenvalues for a verdict (absolute, in 1/time): a real part within τ of 0
+#: counts as 0 (rounding of ``numpy.linalg.eigvals`` is about 1e-15 times the size of ``A``).
+STABILITY_THRESHOLD = 1e-9
+
+
+def stability_verdict(eigenvalues, threshold: float = STABILITY_THRESHOLD) -> str:
+    """The linear verdict of a spectrum: ``"stable"`` if ``max Re λ < −τ`` (every small perturbation decays
+    exponentially: asymptotic stability of the chosen states), ``"unstable"`` if
+    ``max Re λ > τ`` (one grows exponentially), else ``"marginal"``: an eigenvalue on the imaginary axis (within τ),
+    e.g. all eigenvalues zero or a conserved quantity's zero eigenvalue next to an oscillation — the linearisation
+    does not decide (Bloch (2003), Ch. 8; the stable speed range of the Whipple bicycle, Meijaard et al. (2007),
+    is the range where every real part is negative).
+
+    >>> stability_verdict([-1.0, -2.0 + 1j, -2.0 - 1j]), stability_verdict([0.0, 0.0]), stability_verdict([1e-3])
+    ('stable', 'marginal', 'unstable')
+    """
+    ev = np.asarray(eigenvalues, complex)
+    if ev.size == 0:
+        return "marginal"
+    top = float(np.max(ev.real))
+    return "stable" if top < -threshold else "unstable" if top > threshold else "marginal"
+
+
+def stability_criterion(threshold: float = STABILITY_THRESHOLD) -> str:
+    """The rule of :func:`stability_verdict` as one line (tables, JSON, figure legends)."""
+    return (f"stable: max Re λ < -{threshold:g}; marginal: |max Re λ| ≤ {threshold:g}; "
+            f"unstable: max Re λ > {threshold:g}")
 
 
 @dataclass(frozen=True)
@@ -63,9 +92,16 @@ class Linearization:
     inputs: tuple = ()
 
     @property
+    def verdict(self) -> str:
+        """``"stable"``, ``"marginal"`` or ``"unstable"`` by :func:`stability_verdict` (threshold
+        :data:`STABILITY_THRESHOLD`)."""
+        return stability_verdict(self.eigenvalues)
+
+    @property
     def stable(self) -> bool:
-        """True if every eigenvalue has a real part ≤ 1e-9 (linear stability in the weak sense)."""
-        return bool(np.all(self.eigenvalues.real <= 1e-9))
+        """True if ``max Re λ < −1e-9`` (asymptotic linear stability); a marginal spectrum (an eigenvalue on the
+        imaginary axis, e.g. all zero) is not stable: see :attr:`verdict`."""
+        return self.verdict == "stable"
 
     @property
     def is_equilibrium(self) -> bool:
@@ -85,7 +121,9 @@ class Linearization:
     def to_dict(self) -> dict:
         return {"states": [str(s) for s in self.states], "A": self.A.tolist(),
                 "eigenvalues": [[float(e.real), float(e.imag)] for e in self.eigenvalues],
-                "rates": self.rates.tolist(), "stable": self.stable, "equilibrium": self.is_equilibrium,
+                "rates": self.rates.tolist(), "stable": self.stable, "verdict": self.verdict,
+                "max_real": float(np.max(self.eigenvalues.real)) if self.eigenvalues.size else None,
+                "equilibrium": self.is_equilibrium,
                 "reference": {str(k): float(v) for k, v in self.reference.items()},
                 **({} if self.B is None else {"inputs": [str(w) for w in self.inputs], "B": self.B.tolist()})}
 
@@ -140,7 +178,9 @@ class LinearizationProblem:
                 chosen.append(by_name[name])
             chosen = tuple(chosen)
         self.states = chosen
-        hol = tuple(sp.sympify(f) for f in (holonomic if holonomic is not None else getattr(source, "holonomic", ())))
+        names = {str(x): x for x in list(coords) + list(getattr(getattr(source, "chart", None), "parameters", ()))}
+        hol = tuple(sympified(f, "a holonomic constraint", names)
+                    for f in (holonomic if holonomic is not None else getattr(source, "holonomic", ())))
         tied = [c for c in coords if c not in chosen and any(c in free_symbols([f]) for f in hol)]
         self._tied = tuple(tied)
         self._hol = hol

@@ -33,14 +33,15 @@ def linearize(source, reference: Mapping, parameters: Mapping, states: Sequence 
 
     Examples
     --------
-    A thin disk rolling upright at spin rate ``v3`` (``r = 0.5``, ``g = 9.81``) is stable iff
-    ``v3² > g/(3r)``, i.e. ``v3 > 2.557…``:
+    A thin disk rolling upright at spin rate ``v3`` (``r = 0.5``, ``g = 9.81``) is unstable below
+    ``v3² = g/(3r)``, i.e. ``v3 < 2.557…``; above, its eigenvalues are on the imaginary axis (0, 0, ±iω): marginal,
+    the linearisation does not decide (:func:`~anholo.analysis.linear_problem.stability_verdict`):
 
     >>> from anholo.system import System
     >>> s = System.load("rolling_disk")
     >>> values = {str(k): v for k, v in s.values.items()}
-    >>> [linearize(s.nonholonomic(), {"v3": w}, values, states=["lean", "v1", "v2", "v3"]).stable for w in (2.5, 2.6)]
-    [False, True]
+    >>> [linearize(s.nonholonomic(), {"v3": w}, values, states=["lean", "v1", "v2", "v3"]).verdict for w in (2.5, 2.6)]
+    ['unstable', 'marginal']
     """
     hol = tuple(holonomic if holonomic is not None else getattr(source, "holonomic", ()))
     if states is None:

@@ -41,6 +41,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import free_symbols, numerically_zero, random_point, reduce_if_cheap, solve_square, tidy, vanishes
 from ..algebra.printing import EquationDisplay, latex
 from ..errors import ReductionError
@@ -51,7 +52,7 @@ __all__ = ["ChaplyginReduction", "ReducingMultiplier"]
 def _invariant_part(expr, group_coordinates, what: str):
     """``expr`` with the group coordinates put to 0, after checking numerically that it does not
     depend on them (a G-invariant function of (q, v^α) on C depends on the shape only)."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     moved = [g for g in group_coordinates if expr.has(g)]
     if not moved:
         return expr

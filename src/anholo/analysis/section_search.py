@@ -17,6 +17,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import size_exceeds, tidy, vanishes, xreplace_dag
 from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.conditions import condition_eq, condition_text
@@ -63,7 +64,7 @@ class Ansatz:
     def __post_init__(self):
         nh = check_linear(self.system)
         k = nh.n - nh.m
-        basis = tuple(tuple(sp.sympify(f) for f in comp) for comp in self.basis)
+        basis = tuple(tuple(sympified(f) for f in comp) for comp in self.basis)
         if len(basis) != k:
             raise SectionError(f"the ansatz needs a list of basis functions for each of the {k} components, "
                                f"got {len(basis)} lists.")
@@ -134,7 +135,7 @@ def polynomial_ansatz(nh: NonholonomicSystem, functions: Sequence = (1,), degree
     check_linear(nh)
     if int(degree) != degree or degree < 0:
         raise SectionError(f"degree must be a non-negative integer, got {degree!r}.")
-    fs = [sp.sympify(f) for f in functions]
+    fs = [sympified(f) for f in functions]
     mons = _monomials(nh.free_velocities, int(degree))
     basis = tuple(f * M for f in fs for M in mons)
     return Ansatz(nh, (basis,) * (nh.n - nh.m), offset, name)
@@ -278,7 +279,7 @@ def search_sections(nh: NonholonomicSystem, ansatz: Ansatz, *, solve_for: Sequen
     if not isinstance(ansatz, Ansatz) or ansatz.system is not nh:
         raise SectionError("the ansatz must be an Ansatz built on this NonholonomicSystem (see polynomial_ansatz).")
     params = list(nh.frame.chart.parameters)
-    solve_for = [sp.sympify(p) if not isinstance(p, str) else sp.Symbol(p, positive=True) for p in (solve_for or [])]
+    solve_for = [sympified(p) if not isinstance(p, str) else sp.Symbol(p, positive=True) for p in (solve_for or [])]
     unknown_params = [p for p in solve_for if p not in params]
     if unknown_params:
         raise SectionError(f"solve_for names {unknown_params}, which are not parameters of the system "

@@ -22,6 +22,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import invert, tidy, vanishes
 from ..algebra.conditions import condition_text, essential_factors
 from ..algebra.printing import latex
@@ -80,7 +81,7 @@ class Section:
     def __post_init__(self):
         nh = check_linear(self.system)
         k = nh.n - nh.m
-        vals = tuple(sp.sympify(s) for s in self.values)
+        vals = tuple(sympified(s) for s in self.values)
         if len(vals) != k:
             raise SectionError(
                 f"a section of this system has {k} components σ_a (one per constraint, along θ^{nh.m + 1}"
@@ -220,7 +221,7 @@ def excluded_parameters(nh) -> set:
     params = set(nh.frame.chart.parameters)
     out = set()
     for e in list(nh.frame.vectors) + list(nh.constraints.expressions):
-        out |= sp.sympify(e).free_symbols & params
+        out |= sympified(e).free_symbols & params
     source = getattr(nh, "_source_lagrangian", None) or nh.lagrangian  # det g vanishes in any frame alike
     dets = [determinant(nh.hessian_D) if nh.m else sp.S.One, determinant(source.hessian)]
     for p in params - out:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import dotted, latex, tex_text
@@ -69,7 +70,7 @@ class ChetaevSummary(ReportBlock):
             "constraints": list(self.written),
             "rank": self.rank,
             "dependent_velocities": [u.name for u in self.dependent],
-            "homogeneity_degrees": [None if d is None else sp.sympify(d) for d in self.degrees],
+            "homogeneity_degrees": [None if d is None else sympified(d) for d in self.degrees],
             "alpha_bar_minus_alpha": [p.present(e) for e in self.alpha_bar_minus_alpha],
             "q_ddot": {q.name: p.present(e) for q, e in self.q_ddot.items()},
             "multipliers": [p.present(e) for e in self.multipliers],
@@ -117,7 +118,7 @@ def _coupling_parameter(system, verdict):
     consistent (a factor ``p`` of the −p condition) and that enters neither the constraints nor the
     frame — the carriage's offset ``a`` (with ``m0``, which always multiplies it, the later declared
     is taken: geometric parameters are usually declared after the masses); None if there is none."""
-    cons = set().union(*(sp.sympify(c).free_symbols for c in system.constraints)) if system.constraints else set()
+    cons = set().union(*(sympified(c).free_symbols for c in system.constraints)) if system.constraints else set()
     cons |= set(system.frame.vectors.free_symbols)
     factors = set()
     for c in getattr(verdict, "conditions", ()) or ():
@@ -212,7 +213,7 @@ class ChaplyginSummary(ReportBlock):
             "group_dimension": G.dim,
             "action": G.action,
             "generators": [list(g.components) for g in G.generators],
-            "structure_constants": [[[sp.sympify(e) for e in row] for row in mat] for mat in G.structure_constants],
+            "structure_constants": [[[sympified(e) for e in row] for row in mat] for mat in G.structure_constants],
             "shape_coordinates": None if sysc.shape_coordinates is None else [q.name for q in sysc.shape_coordinates],
             "frame": [[p.present(F.vectors[i, A]) for A in range(n)] for i in range(n)],
             "curvature": {f"R^{a + 1}_{al + 1}{be + 1}": p.present(v) for (a, al, be), v in sysc.curvature().items()},

@@ -48,6 +48,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import free_symbols, solve_generic, tidy, vanishes
 from ..algebra.printing import tex_text
 from ..constraints.linear import LinearConstraints
@@ -155,7 +156,7 @@ def _as_linear(chart: Chart, constraints) -> LinearConstraints:
         if exprs:
             C = LinearConstraints.from_expressions(chart, exprs)
         else:
-            rows = [tuple(sp.sympify(e) for e in r) for r in items]
+            rows = [tuple(sympified(e) for e in r) for r in items]
             if any(len(r) != chart.dim for r in rows):
                 raise DimensionError(f"each covector needs {chart.dim} components.")
             if free_symbols([e for r in rows for e in r]) & set(chart.velocities):
@@ -253,7 +254,7 @@ class PfaffianConstraints:
         if on:
             om = om.xreplace(on)
             curls = [M.xreplace(on) for M in curls]
-        u = sp.Matrix([sp.sympify(e) for e in u])
+        u = sp.Matrix([sympified(e) for e in u])
         G = om * om.T
         Ginv = G.inv() if k > 1 else sp.Matrix([[1 / G[0, 0]]])
         kappa = sp.zeros(k, k)
@@ -307,7 +308,7 @@ class PfaffianConstraints:
                     f"on {self.chart.coordinates}; use the same chart for both.")
             return lagrangian.natural_expr()
         try:
-            L = sp.sympify(lagrangian)
+            L = sympified(lagrangian)
         except (sp.SympifyError, TypeError, ValueError):
             raise ConstraintError(
                 f"cannot read the Lagrangian {lagrangian!r}: give a Lagrangian object or an expression in the "
@@ -323,7 +324,7 @@ class PfaffianConstraints:
     def _multiplier(self, lagrangian, path, t):
         q, u = self.chart.coordinates, self.chart.velocities
         L = self.natural_lagrangian(lagrangian)
-        path = [sp.sympify(e) for e in path]
+        path = [sympified(e) for e in path]
         if len(path) != self.dim:
             raise DimensionError(f"the motion needs {self.dim} components q^A(t), got {len(path)}.")
         on = dict(zip(q, path))
@@ -336,7 +337,7 @@ class PfaffianConstraints:
         return list(lam), list(E - om.T * lam)
 
     def _check_motion(self, lagrangian, path, t):
-        path = [sp.sympify(e) for e in path]
+        path = [sympified(e) for e in path]
         lam, residual = self._multiplier(lagrangian, path, t)
         on = dict(zip(self.chart.coordinates, path))
         vel = [e.diff(t) for e in path]
@@ -377,7 +378,7 @@ class PfaffianConstraints:
             eqs = [sp.Eq(m.diff(t), r) for m, r in zip(mus, rhs)]
             curve = None
             if k == 1:
-                mu0 = sp.Symbol("mu0", real=True) if mu0 is None else sp.sympify(mu0)
+                mu0 = sp.Symbol("mu0", real=True) if mu0 is None else sympified(mu0)
                 try:
                     curve = sp.dsolve(eqs[0], mus[0], ics={mus[0].subs(t, 0): mu0}).rhs
                 except (NotImplementedError, ValueError):
@@ -560,7 +561,7 @@ class PfaffianConstraint(PfaffianConstraints):
     def compatibility_residuals(self, u: Sequence) -> tuple:
         """``(Mu)_A a_B − (Mu)_B a_A`` for A < B: all zero iff ``M u ∥ a``."""
         a, M, N = self.covector, self.curl, self.dim
-        Mu = [sp.Add(*[M[A, B] * sp.sympify(u[B]) for B in range(N)]) for A in range(N)]
+        Mu = [sp.Add(*[M[A, B] * sympified(u[B]) for B in range(N)]) for A in range(N)]
         return tuple(Mu[A] * a[B] - Mu[B] * a[A] for A in range(N) for B in range(A + 1, N))
 
     def nonholonomic_multiplier(self, lagrangian, path: Sequence, t: sp.Symbol):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import reduce_if_cheap, solve_square, vanishes, xreplace_dag
 from ..algebra.printing import tex_text
 from ..errors import IrregularLagrangianError, SectionError
@@ -233,7 +234,7 @@ def converse_check(nh: NonholonomicSystem, rho) -> ConverseCheck:
         If ``L_ρ`` is singular on C.
     """
     check_linear(nh)
-    rho = tuple(sp.sympify(r) for r in rho)
+    rho = tuple(sympified(r) for r in rho)
     k = nh.n - nh.m
     if len(rho) != k:
         raise SectionError(f"ρ needs {k} components (one per constraint), got {len(rho)}.")

@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import numeric_value, solve_square, vanishes
 from ..errors import ConstraintError, DependentConstraintsError, DimensionError, NonlinearConstraintError
 from .kinematic import KinematicConstraints, _numeric_rank
@@ -141,7 +142,7 @@ class HolonomicDisplacements(VirtualDisplacements):
     name = "holonomic displacements"
 
     def raw_matrix(self, constraints: KinematicConstraints) -> sp.ImmutableMatrix:
-        fs = tuple(sp.sympify(f) for f in self.functions)
+        fs = tuple(sympified(f) for f in self.functions)
         chart = constraints.chart
         if len(fs) != constraints.count:
             raise DimensionError(f"{constraints.count} constraints need {constraints.count} functions f, got {len(fs)}.")
@@ -170,4 +171,4 @@ class MatrixDisplacements(VirtualDisplacements):
         rows = self.beta.tolist() if isinstance(self.beta, sp.MatrixBase) else [list(r) for r in self.beta]
         if not rows:
             raise DimensionError("MatrixDisplacements needs a nonempty matrix beta.")
-        return sp.ImmutableMatrix([[sp.sympify(e) for e in r] for r in rows])
+        return sp.ImmutableMatrix([[sympified(e) for e in r] for r in rows])

@@ -16,7 +16,7 @@ import sympy as sp
 from ..algebra import free_symbols, generic_rank, vanishes
 from ..errors import ConstraintError, DimensionError, NonlinearConstraintError
 from ..geometry.chart import Chart
-from ..io.expressions import parse_expression
+from ..io.expressions import as_expression, as_sequence
 
 __all__ = ["HigherOrderConstraints", "acceleration_symbols"]
 
@@ -63,8 +63,8 @@ class HigherOrderConstraints:
         names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters + acc}
         if self.time is not None:
             names[self.time.name] = self.time
-        exprs = tuple(parse_expression(e, names, where=f"constraints[{a}]") if isinstance(e, str) else sp.sympify(e)
-                      for a, e in enumerate(self.expressions))
+        exprs = tuple(as_expression(e, names, where=f"constraints[{a}]")
+                      for a, e in enumerate(as_sequence(self.expressions, "constraints", what="constraint expressions")))
         object.__setattr__(self, "expressions", exprs)
         k, n = len(exprs), chart.dim
         if k == 0:

@@ -33,9 +33,11 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import free_symbols, numeric_value, random_point, vanishes, xreplace_dag
 from ..algebra.printing import latex
 from ..errors import (
+    ArgumentError,
     ConstraintError,
     DependentConstraintsError,
     DimensionError,
@@ -44,7 +46,7 @@ from ..errors import (
 from ..geometry.chart import Chart, velocity_symbol
 from .linear import LinearConstraints, stationary_linear_constraints
 from .reading import read_expression
-from ..io.expressions import parse_expression
+from ..io.expressions import as_argument, as_expression, as_sequence
 
 __all__ = ["KinematicConstraints", "CartesianPullback"]
 
@@ -122,7 +124,10 @@ class KinematicConstraints:
         if not isinstance(self.chart, Chart):
             object.__setattr__(self, "chart", Chart(self.chart))
         chart = self.chart
-        exprs = tuple(read_expression(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(self.expressions))
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise ArgumentError(f"KinematicConstraints: time must be a sympy Symbol, got {type(self.time).__name__}.")
+        exprs = tuple(read_expression(chart, e, f"constraints[{a}]", self.time) for a, e in enumerate(
+            as_sequence(self.expressions, "constraints", what="constraint expressions")))
         object.__setattr__(self, "expressions", exprs)
         k, n = len(exprs), chart.dim
         if k == 0:
@@ -417,8 +422,8 @@ class KinematicConstraints:
         explicit branch ``u_dep = α``; otherwise ``expr`` unchanged (valid on C as it stands)."""
         sols = self.explicit_solutions(dependent)
         if len(sols) != 1:
-            return sp.sympify(expr)
-        return xreplace_dag(sp.sympify(expr), sols[0])
+            return sympified(expr)
+        return xreplace_dag(sympified(expr), sols[0])
 
     # --- rewriting --------------------------------------------------------------------------
     def point_transformation(self, new_chart: Chart, old_in_new: Mapping) -> "KinematicConstraints":
@@ -433,7 +438,7 @@ class KinematicConstraints:
         missing = [q for q in old_q if q not in old_in_new]
         if missing:
             raise DimensionError(f"old_in_new must give every old coordinate; missing {missing}.")
-        sub = {q: sp.sympify(old_in_new[q]) for q in old_q}
+        sub = {q: sympified(old_in_new[q]) for q in old_q}
         for q, u in zip(old_q, self.chart.velocities):
             sub[u] = _total_derivative(new_chart, sub[q], self.time)
         return KinematicConstraints(new_chart, tuple(e.xreplace(sub) for e in self.expressions), self.time)
@@ -476,7 +481,7 @@ def _numeric_rank(M: np.ndarray) -> int:
 
 def _total_derivative(chart: Chart, f, time=None) -> sp.Expr:
     """``(∂f/∂q) u + ∂f/∂t``."""
-    f = sp.sympify(f)
+    f = sympified(f)
     out = sp.Add(*[f.diff(q) * u for q, u in zip(chart.coordinates, chart.velocities)])
     if time is not None:
         out += f.diff(time)
@@ -519,7 +524,7 @@ def _spurious_components(chart: Chart, kept: Sequence, dropped: Sequence, time=N
     """True if, at some of ``count`` random points of the zero set of ``kept`` alone, a ``dropped``
     function does not vanish: the kept constraints have components besides C."""
     u = chart.velocities
-    J = sp.ImmutableMatrix(len(kept), len(u), lambda a, A: sp.sympify(kept[a]).diff(u[A]))
+    J = sp.ImmutableMatrix(len(kept), len(u), lambda a, A: sympified(kept[a]).diff(u[A]))
     symbols = (free_symbols(tuple(kept) + tuple(dropped)) - set(u)) | set(chart.coordinates) | set(chart.parameters)
     for pt in _points_on(chart, kept, J, symbols, count, 4048):
         values = [abs(numeric_value(d, pt)) for d in dropped]
@@ -560,10 +565,20 @@ class CartesianPullback:
     time: sp.Symbol = None
 
     def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            raise ArgumentError(f"CartesianPullback: the first argument must be a Chart, got {type(self.chart).__name__}.")
+        if not isinstance(self.positions, Mapping):
+            raise ArgumentError("CartesianPullback: positions must be a dict Cartesian coordinate -> r(q, t), e.g. "
+                                f"{{'x': 'r*cos(theta)'}}, got {type(self.positions).__name__}.")
+        names = {s.name: s for s in self.chart.coordinates + self.chart.velocities + self.chart.parameters}
+        if self.time is not None:
+            names[self.time.name] = self.time
         pos = {}
         for s, e in dict(self.positions).items():
-            s = sp.Symbol(s, real=True) if isinstance(s, str) else s
-            e = sp.sympify(e)
+            s = sp.Symbol(s, real=True) if isinstance(s, str) and s.isidentifier() else s
+            if not isinstance(s, sp.Symbol):
+                raise ArgumentError(f"CartesianPullback: the key {s!r} of positions is not a name or a Symbol.")
+            e = as_expression(e, names, where=f"positions[{s.name}]")
             if e.free_symbols & set(self.chart.velocities):
                 raise DimensionError(f"the position {s} = {e} depends on velocities; positions are r(q, t).")
             pos[s] = e
@@ -578,7 +593,7 @@ class CartesianPullback:
         """A function of ``(r, ṙ, t)`` written in ``(q, u, t)``."""
         sub = dict(self.positions)
         sub.update(self.velocities)
-        return sp.sympify(expr).xreplace(sub)
+        return as_argument(expr, lambda: {s.name: s for s in (*sub, *self.chart.parameters)}, where="expr").xreplace(sub)
 
     def constraints(self, expressions: Sequence, independent: bool = False) -> KinematicConstraints:
         """``φ(q, u, t) = ψ(r(q, t), ṙ(q, u, t), t)`` for Cartesian constraints ``ψ = 0`` (Talamucci 2025, eq. (10)).
@@ -591,10 +606,8 @@ class CartesianPullback:
         if self.time is not None:
             names[self.time.name] = self.time
         exprs = []
-        for a, e in enumerate(expressions):
-            if isinstance(e, str):
-                e = parse_expression(e, names, where=f"constraints[{a}]")
-            exprs.append(self.pull_back(e))
+        for a, e in enumerate(as_sequence(expressions, "constraints", what="constraint expressions")):
+            exprs.append(self.pull_back(as_expression(e, names, where=f"constraints[{a}]")))
         make = KinematicConstraints.independent if independent else KinematicConstraints
         return make(self.chart, tuple(exprs), self.time)
 
@@ -603,5 +616,5 @@ class CartesianPullback:
         out = sp.S.Zero
         for s, m in masses.items():
             s = sp.Symbol(s, real=True) if isinstance(s, str) else s
-            out += sp.sympify(m) * self.velocities[velocity_symbol(s)] ** 2 / 2
+            out += sympified(m) * self.velocities[velocity_symbol(s)] ** 2 / 2
         return out

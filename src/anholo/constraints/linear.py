@@ -30,6 +30,7 @@ import sympy as sp
 from ..algebra import kernel as _kernel
 from ..algebra import free_symbols, generic_rank, tidy, vanishes
 from ..errors import (
+    ArgumentError,
     ConstraintError,
     DependentConstraintsError,
     DimensionError,
@@ -37,6 +38,7 @@ from ..errors import (
     NonlinearConstraintError,
 )
 from ..geometry.chart import Chart
+from ..io.expressions import as_sequence
 from .reading import read_expression
 from ..geometry.frame import Frame
 from ..geometry.vector_field import VectorField
@@ -134,8 +136,13 @@ class LinearConstraints:
     distribution: tuple = None
 
     def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            raise ArgumentError(f"LinearConstraints: the first argument must be a Chart, got "
+                                f"{type(self.chart).__name__}.")
         n = self.chart.dim
-        rows = self.forms.tolist() if isinstance(self.forms, sp.MatrixBase) else [list(r) for r in self.forms]
+        rows = self.forms.tolist() if isinstance(self.forms, sp.MatrixBase) else [
+            list(as_sequence(r, f"forms[{a}]", what="components"))
+            for a, r in enumerate(as_sequence(self.forms, "forms", what="rows of components"))]
         if any(len(r) != n for r in rows):
             raise DimensionError(
                 f"constraint forms need {n} components each (one per coordinate), got rows of lengths "
@@ -147,7 +154,8 @@ class LinearConstraints:
                 f"{k} constraints on a {n}-dimensional configuration space leave no motion (D would have "
                 f"rank {n - k}); give at most {n - 1} independent constraints."
             )
-        forms = sp.ImmutableMatrix(k, n, [sp.sympify(e) for r in rows for e in r]) if k else sp.ImmutableMatrix(0, n, [])
+        forms = sp.ImmutableMatrix(k, n, [read_expression(self.chart, e, f"forms[{a}][{A}]") for a, r in enumerate(rows)
+                                          for A, e in enumerate(r)]) if k else sp.ImmutableMatrix(0, n, [])
         if forms.free_symbols & set(self.chart.velocities):
             raise NonlinearConstraintError(
                 "constraint one-forms must not depend on the velocities; a constraint that is not "
@@ -173,7 +181,8 @@ class LinearConstraints:
                 f"the {k} constraints are linearly dependent in the velocities (rank {rank} < {k}); "
                 "remove the redundant ones."
             )
-        c = tuple(sp.sympify(e) for e in (self.inhomogeneous or (0,) * k))
+        given = (0,) * k if self.inhomogeneous is None else as_sequence(self.inhomogeneous, "inhomogeneous")
+        c = tuple(read_expression(self.chart, e, f"inhomogeneous[{a}]") for a, e in enumerate(given or (0,) * k))
         if len(c) != k:
             raise DimensionError(f"need {k} inhomogeneous terms c^a, got {len(c)}.")
         if free_symbols(c) & set(self.chart.velocities):
@@ -184,7 +193,8 @@ class LinearConstraints:
             exprs = tuple(
                 sp.Add(*[forms[a, A] * u[A] for A in range(n) if forms[a, A] != 0]) + c[a] for a in range(k)
             )
-        exprs = tuple(sp.sympify(e) for e in exprs)
+        exprs = tuple(read_expression(self.chart, e, f"expressions[{a}]")
+                      for a, e in enumerate(as_sequence(exprs, "expressions")))
         if len(exprs) != k:
             raise DimensionError(f"need {k} constraint expressions, got {len(exprs)}.")
         object.__setattr__(self, "forms", forms)
@@ -210,7 +220,8 @@ class LinearConstraints:
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         u = chart.velocities
-        exprs = [read_expression(chart, e, f"constraints[{a}]") for a, e in enumerate(expressions)]
+        exprs = [read_expression(chart, e, f"constraints[{a}]")
+                 for a, e in enumerate(as_sequence(expressions, "constraints", what="constraint expressions"))]
         split = _affine_parts_in_kernel(chart, exprs)
         if split is not None:
             rows, c = split
@@ -250,7 +261,9 @@ class LinearConstraints:
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         n = chart.dim
-        rows = [f.components if isinstance(f, VectorField) else tuple(sp.sympify(e) for e in f) for f in fields]
+        rows = [f.components if isinstance(f, VectorField) else
+                tuple(read_expression(chart, e, f"fields[{i}][{A}]") for A, e in enumerate(as_sequence(f, f"fields[{i}]")))
+                for i, f in enumerate(as_sequence(fields, "fields", what="vector fields"))]
         if any(len(r) != n for r in rows):
             raise DimensionError(f"each field spanning D needs {n} components, got {[len(r) for r in rows]}.")
         m = len(rows)
@@ -362,7 +375,9 @@ def stationary_linear_constraints(chart: Chart, expressions: Sequence, time=None
     NonlinearConstraintError
         If a constraint is not affine in the velocities.
     """
-    if time is not None and any(time in sp.sympify(e).free_symbols for e in expressions if not isinstance(e, str)):
+    expressions = as_sequence(expressions, "constraints", what="constraint expressions")
+    if time is not None and any(time in read_expression(chart, e, f"constraints[{a}]").free_symbols
+                                for a, e in enumerate(expressions) if not isinstance(e, str)):
         raise ConstraintError(
             f"the constraints depend on the time {time}; the Lagrange–d'Alembert field in an "
             "adapted frame needs time-independent constraints. Use the Chetaev treatment "

@@ -11,16 +11,15 @@ from __future__ import annotations
 import sympy as sp
 
 from ..geometry.chart import Chart
-from ..io.expressions import parse_expression
+from ..io.expressions import as_expression
 
 __all__ = ["read_expression"]
 
 
 def read_expression(chart: Chart, expr, where: str, time=None) -> sp.Expr:
-    """``expr`` as a sympy expression; a string is parsed with the chart's names (and ``time``)."""
-    if isinstance(expr, str):
-        names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
-        if time is not None:
-            names[time.name] = time
-        return parse_expression(expr, names, where=where)
-    return sp.sympify(expr)
+    """``expr`` as a sympy expression (:func:`anholo.io.expressions.as_expression`): a string is parsed
+    with the chart's names (and ``time``); a sympy symbol named like one of them is that symbol."""
+    names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
+    if time is not None:
+        names[time.name] = time
+    return as_expression(expr, names, where=where)

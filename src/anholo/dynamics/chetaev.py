@@ -46,6 +46,7 @@ import sympy as sp
 
 import numpy as np
 
+from ..io.expressions import sympified
 from ..algebra.presentation import problem_latex
 from ..algebra.implicit import ImplicitForm
 from ..algebra import (
@@ -61,6 +62,7 @@ from ..algebra import (
 )
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..geometry.tangent import TangentBundle
+from ..io.expressions import as_expressions, chart_names
 from ..algebra.printing import EquationDisplay
 from ..constraints.displacements import ChetaevDisplacements, VirtualDisplacements
 from ..constraints.kinematic import KinematicConstraints, _numeric_rank
@@ -75,7 +77,7 @@ def acceleration_symbols(chart) -> tuple:
 
 
 def _is_singular(expr) -> bool:
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return True
     pts = [random_point(free_symbols([expr]), random.Random(s)) for s in (31, 32)]
@@ -171,7 +173,7 @@ class ChetaevSystem:
     def __post_init__(self):
         L = self.lagrangian
         chart, C = constrained_problem(L, self.constraints, KinematicConstraints,
-                                       lambda chart, c: KinematicConstraints(chart, tuple(c)))
+                                       lambda chart, c: KinematicConstraints(chart, c))
         object.__setattr__(self, "constraints", C)
         if self.displacements is None:
             object.__setattr__(self, "displacements", ChetaevDisplacements())
@@ -179,7 +181,8 @@ class ChetaevSystem:
             raise DimensionError(
                 f"displacements must be a VirtualDisplacements instance, got {type(self.displacements).__name__}."
             )
-        forces = tuple(sp.sympify(f) for f in (self.forces or (0,) * chart.dim))
+        forces = as_expressions((0,) * chart.dim if self.forces is None else self.forces,
+                                chart_names(chart, L.bundle.quasi_velocities, C.time), where="forces")
         if len(forces) != chart.dim:
             raise DimensionError(f"need {chart.dim} generalized forces F_A (one per coordinate), got {len(forces)}.")
         object.__setattr__(self, "forces", forces)
@@ -208,7 +211,7 @@ class ChetaevSystem:
 
     def _dt(self, f) -> sp.Expr:
         t = self.time
-        return sp.sympify(f).diff(t) if t is not None else sp.S.Zero
+        return sympified(f).diff(t) if t is not None else sp.S.Zero
 
     @cached_property
     def constraint_functions(self) -> tuple:
@@ -489,7 +492,7 @@ class ChetaevField(EquationDisplay):
         """``Γ(f)`` for f in ``(q, v, t)`` or ``(q, q_dot, t)``: the time derivative along motions
         (in the same velocities as f; valid on C)."""
         b = self.bundle
-        f = sp.sympify(f)
+        f = sympified(f)
         if f.free_symbols & set(b.chart.velocities):
             return _to_natural(b, self(b.to_quasi(f)))
         X, v = b.frame.vectors, b.quasi_velocities

@@ -44,7 +44,9 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..errors import DimensionError, InputError
+from ..io.expressions import sympified
+from ..errors import ArgumentError, DimensionError, InputError, printable
+from ..io.expressions import as_expression, as_sequence
 from ..geometry.chart import Chart
 from ..geometry.tangent import TangentBundle
 from ..algebra.printing import latex
@@ -57,12 +59,16 @@ def _symbols(items, what: str) -> tuple:
         return ()
     if isinstance(items, str):
         items = items.replace(",", " ").split()
+    elif isinstance(items, sp.Symbol):
+        items = (items,)
     out = []
-    for s in items:
+    for s in as_sequence(items, what, what="names or symbols"):
         if isinstance(s, str):
+            if not s.isidentifier():
+                raise ArgumentError(f"{what}: {printable(repr(s))[:60]} is not a name.")
             s = sp.Symbol(s, real=True)
         if not isinstance(s, sp.Symbol):
-            raise DimensionError(f"{what}: expected symbols or names, got {s!r}.")
+            raise ArgumentError(f"{what}: expected symbols or names, got {printable(repr(s))[:60]}.")
         out.append(s)
     return tuple(out)
 
@@ -114,25 +120,31 @@ class Forces:
     time: sp.Symbol = None
 
     def __post_init__(self):
+        if not isinstance(self.chart, Chart):
+            raise ArgumentError(f"Forces: the first argument must be a Chart, got {type(self.chart).__name__}"
+                                f"{'; pass bundle.chart' if hasattr(self.chart, 'chart') else ''}.")
         n = self.chart.dim
         inputs = _symbols(self.inputs, "inputs")
         object.__setattr__(self, "inputs", inputs)
         by_name = {s.name: s for s in inputs}
         if isinstance(self.time, str):
-            object.__setattr__(self, "time", sp.Symbol(self.time, real=True))
+            object.__setattr__(self, "time", _symbols([self.time], "time")[0])
         if self.time is not None:
+            if not isinstance(self.time, sp.Symbol):
+                raise ArgumentError(f"Forces: time must be a sympy Symbol or a name, got {type(self.time).__name__}.")
             by_name[self.time.name] = self.time
         by_name.update({s.name: s for s in self.chart.coordinates + self.chart.velocities + self.chart.parameters})
 
-        def read(e):
-            return sp.sympify(e, locals=by_name) if isinstance(e, str) else sp.sympify(e)
+        def read(e, where):
+            return as_expression(e, by_name, where=where)
 
-        Q0 = tuple(read(e) for e in (self.generalized if self.generalized is not None else (0,) * n))
-        if len(Q0) != n:
+        given = (0,) * n if self.generalized is None else as_sequence(self.generalized, "forces", what="forces")
+        if len(given) != n:
             raise DimensionError(f"need {n} generalized forces Q_A, one per coordinate "
-                                 f"({', '.join(map(str, self.chart.coordinates))}), got {len(Q0)}.")
+                                 f"({', '.join(map(str, self.chart.coordinates))}), got {len(given)}.")
+        Q0 = tuple(read(e, f"forces[{A}]") for A, e in enumerate(given))
         object.__setattr__(self, "generalized", Q0)
-        R = read(self.dissipation)
+        R = read(self.dissipation, "dissipation")
         object.__setattr__(self, "dissipation", R)
         if R != 0 and any(s in R.free_symbols for s in inputs):
             raise InputError("the dissipation function depends on an input; write input forces into "
@@ -143,7 +155,15 @@ class Forces:
                               inputs=(), time=None) -> "Forces":
         """Forces given by their frame components ``F_i = ⟨Q, X_i⟩`` (in ``q``, the quasi-velocities
         of ``bundle`` or ``q̇``): ``Q_A = θ^i_A F_i``."""
-        comps = tuple(bundle.to_natural(sp.sympify(c)) for c in components)
+        if not isinstance(bundle, TangentBundle):
+            raise ArgumentError(f"Forces.from_frame_components: the first argument must be a TangentBundle, "
+                                f"got {type(bundle).__name__}.")
+        names = bundle.chart.coordinates + bundle.chart.velocities + bundle.chart.parameters + bundle.quasi_velocities
+        names = {s.name: s for s in names} | {s.name: s for s in _symbols(inputs, "inputs")}
+        if time is not None:
+            names[str(time)] = time if isinstance(time, sp.Symbol) else sp.Symbol(str(time), real=True)
+        comps = tuple(bundle.to_natural(as_expression(c, names, where=f"components[{i}]"))
+                      for i, c in enumerate(as_sequence(components, "components", what="frame components")))
         n = bundle.dim
         if len(comps) != n:
             raise DimensionError(f"need {n} frame components F_i, one per frame vector, got {len(comps)}.")
@@ -219,7 +239,7 @@ def control_affine(exprs: Sequence, inputs: Sequence) -> tuple:
     InputError
         If some expression is not affine in the inputs (``∂²e/∂u_k∂u_l ≠ 0``).
     """
-    exprs = tuple(sp.sympify(e) for e in exprs)
+    exprs = tuple(sympified(e) for e in exprs)
     inputs = tuple(inputs)
     zero = {u: 0 for u in inputs}
     f0 = tuple(e.xreplace(zero) if e.free_symbols & set(inputs) else e for e in exprs)

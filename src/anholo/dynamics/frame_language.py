@@ -22,6 +22,7 @@ import sympy as sp
 from ..algebra import tidy
 from ..errors import ConstraintError
 from ..geometry.frame import Frame
+from ..io.expressions import as_expression, as_sequence
 from ..geometry.tangent import TangentBundle
 
 __all__ = ["natural_constraints", "dependent_indices", "adapted_names", "uses_default_names"]
@@ -40,13 +41,11 @@ def natural_constraints(bundle: TangentBundle, constraints: Sequence) -> list:
     v = set(bundle.quasi_velocities)
     names = _names(bundle)
     out = []
-    for c in constraints:
-        if isinstance(c, str):
-            if not any(s.name in c for s in v):
-                out.append(c)
-                continue
-            c = sp.sympify(c.replace("^", "**"), locals=names)
-        c = sp.sympify(c)
+    for a, c in enumerate(as_sequence(constraints, "constraints", what="constraint expressions")):
+        if isinstance(c, str) and not any(s.name in c for s in v):
+            out.append(c)  # read with the chart's names (and the time) by the constraints' own reader
+            continue
+        c = as_expression(c, names, where=f"constraints[{a}]")
         out.append(bundle.to_natural(c) if c.free_symbols & v else c)
     return out
 

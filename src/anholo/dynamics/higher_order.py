@@ -40,6 +40,7 @@ from ..algebra.printing import EquationDisplay, latex
 from ..constraints.higher_order import HigherOrderConstraints
 from ..constraints.kinematic import KinematicConstraints
 from ..errors import DimensionError, IrregularLagrangianError, UnsolvableConstraintsError
+from ..io.expressions import as_expressions, chart_names
 from .lagrangian import Lagrangian, constrained_problem
 
 __all__ = ["HigherOrderChetaevSystem", "HigherOrderField", "RestrictedEnergy", "restricted_energy"]
@@ -78,9 +79,10 @@ class HigherOrderChetaevSystem:
 
     def __post_init__(self):
         chart, C = constrained_problem(self.lagrangian, self.constraints, HigherOrderConstraints,
-                                       lambda chart, c: HigherOrderConstraints(chart, tuple(c)))
+                                       lambda chart, c: HigherOrderConstraints(chart, c))
         object.__setattr__(self, "constraints", C)
-        forces = tuple(sp.sympify(f) for f in (self.forces or (0,) * chart.dim))
+        forces = as_expressions((0,) * chart.dim if self.forces is None else self.forces,
+                                chart_names(chart, self.lagrangian.bundle.quasi_velocities, C.time), where="forces")
         if len(forces) != chart.dim:
             raise DimensionError(f"need {chart.dim} generalized forces F_A (one per coordinate), got {len(forces)}.")
         object.__setattr__(self, "forces", forces)

@@ -21,7 +21,8 @@ from ..algebra import kernel as _kernel
 from ..algebra.differentiation import diff_dag
 from ..algebra.expressions import free_symbols as dag_free_symbols
 from ..algebra.implicit import ImplicitForm
-from ..errors import DimensionError, IrregularLagrangianError
+from ..errors import ArgumentError, DimensionError, IrregularLagrangianError
+from ..io.expressions import as_expression
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
@@ -41,6 +42,12 @@ def _worth_reducing(expr: sp.Expr, coordinates) -> bool:
     if any(p.base.is_Add and p.exp.is_positive for p in expr.atoms(sp.Pow)):
         return True
     return any(f.free_symbols & coords for f in expr.atoms(sp.sin, sp.cos, sp.tan))
+
+
+def _names(bundle: TangentBundle) -> tuple:
+    """The symbols an expression on ``bundle`` may use by name: q, q_dot, parameters, v, extra."""
+    chart = bundle.chart
+    return chart.coordinates + chart.velocities + chart.parameters + bundle.quasi_velocities + bundle.extra
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,7 +91,10 @@ class Lagrangian:
     def __post_init__(self):
         if isinstance(self.bundle, Frame):
             object.__setattr__(self, "bundle", TangentBundle(self.bundle))
-        expr = sp.sympify(self.expr)
+        if not isinstance(self.bundle, TangentBundle):
+            raise ArgumentError(f"Lagrangian: the first argument must be a Frame or a TangentBundle, got "
+                                f"{type(self.bundle).__name__}; e.g. Lagrangian(Frame.coordinate(chart), L).")
+        expr = as_expression(self.expr, _names(self.bundle), where="Lagrangian")
         if dag_free_symbols([expr]) & set(self.bundle.chart.velocities):
             # given in natural velocities: rewrite with u = X v and reduce once, on input
             # (e.g. the rigid body's I1*(sin(psi)**2 + cos(psi)**2)*v1**2/2 -> I1*v1**2/2)
@@ -511,7 +521,8 @@ def constrained_problem(lagrangian, constraints, kind, build) -> tuple:
     Chaplygin problems.
     """
     if not isinstance(lagrangian, Lagrangian):
-        raise DimensionError(f"expected a Lagrangian, got {type(lagrangian).__name__}.")
+        raise ArgumentError(f"expected a Lagrangian as the first argument, got {type(lagrangian).__name__}; "
+                            "build one with Lagrangian(Frame.coordinate(chart), L).")
     chart = lagrangian.frame.chart
     if not isinstance(constraints, kind):
         constraints = build(chart, constraints)

@@ -57,10 +57,11 @@ from ..algebra.implicit import ImplicitForm
 from ..algebra.program import Program
 from sympy.core.function import AppliedUndef
 
-from ..errors import (ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError,
+from ..errors import (ArgumentError, ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError,
                       NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError,
                       UndefinedFunctionError)
 from ..geometry.chart import Chart
+from ..io.expressions import as_expression, as_expressions, chart_names
 
 __all__ = ["MaggiSystem", "LARGE_SYSTEM", "lagrange_terms"]
 
@@ -224,14 +225,19 @@ class MaggiSystem:
     def __post_init__(self):
         chart = self.chart if isinstance(self.chart, Chart) else Chart(self.chart)
         object.__setattr__(self, "chart", chart)
-        object.__setattr__(self, "lagrangian", sp.sympify(self.lagrangian))
-        object.__setattr__(self, "constraints", tuple(sp.sympify(c) for c in self.constraints))
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise ArgumentError(f"MaggiSystem: time must be a sympy Symbol, got {type(self.time).__name__}.")
+        names = chart_names(chart, self.time, self.inputs)
+        object.__setattr__(self, "lagrangian", as_expression(self.lagrangian, names, where="the Lagrangian"))
+        object.__setattr__(self, "constraints", as_expressions(self.constraints, names, where="constraints",
+                                                                    label=lambda a: f"constraint {a + 1}"))
         if self.forces is not None:
-            Q = tuple(sp.sympify(e) for e in self.forces)
+            Q = as_expressions(self.forces, names, where="forces",
+                               label=lambda A: f"the generalized force Q_{A + 1}")
             if len(Q) != chart.dim:
                 raise DimensionError(f"need {chart.dim} generalized forces Q_A, one per coordinate, got {len(Q)}.")
             object.__setattr__(self, "forces", None if all(e == 0 for e in Q) else Q)
-        object.__setattr__(self, "holonomic", tuple(sp.sympify(f) for f in self.holonomic))
+        object.__setattr__(self, "holonomic", as_expressions(self.holonomic, names, where="holonomic"))
         undefined = sorted({str(f.func) for e in (self.lagrangian, *self.constraints, *(self.forces or ()))
                             for f in e.atoms(AppliedUndef)})
         if undefined:

@@ -62,8 +62,9 @@ from ..algebra.decision import (NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision,
 from ..algebra.engine import engine_cse, has_kinks, se, shared_to_sympy, to_engine, zero
 from .maggi import lagrange_terms
 from ..algebra.program import Program
-from ..errors import ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError
+from ..errors import ArgumentError, ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError
 from ..geometry.chart import Chart
+from ..io.expressions import as_expression, as_expressions, chart_names
 
 __all__ = ["MaggiChetaev", "ChetaevVerdicts"]
 
@@ -194,11 +195,16 @@ class MaggiChetaev:
     def __post_init__(self):
         chart = self.chart if isinstance(self.chart, Chart) else Chart(self.chart)
         object.__setattr__(self, "chart", chart)
-        object.__setattr__(self, "lagrangian", sp.sympify(self.lagrangian))
-        object.__setattr__(self, "constraints", tuple(sp.sympify(c) for c in self.constraints))
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise ArgumentError(f"MaggiChetaev: time must be a sympy Symbol, got {type(self.time).__name__}.")
+        names = chart_names(chart, self.time)
+        object.__setattr__(self, "lagrangian", as_expression(self.lagrangian, names, where="the Lagrangian"))
+        object.__setattr__(self, "constraints", as_expressions(self.constraints, names, where="constraints",
+                                                                    label=lambda a: f"constraint {a + 1}"))
         n, k = chart.dim, len(self.constraints)
         if self.forces is not None:
-            Q = tuple(sp.sympify(e) for e in self.forces)
+            Q = as_expressions(self.forces, names, where="forces",
+                               label=lambda A: f"the generalized force Q_{A + 1}")
             if len(Q) != n:
                 raise DimensionError(f"need {n} generalized forces Q_A, one per coordinate, got {len(Q)}.")
             object.__setattr__(self, "forces", None if all(e == 0 for e in Q) else Q)

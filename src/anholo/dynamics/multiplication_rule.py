@@ -22,6 +22,7 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import numeric_value, random_point, solve_square
 from ..algebra.implicit import ImplicitForm
 from ..constraints.kinematic import KinematicConstraints
@@ -34,7 +35,7 @@ __all__ = ["NonlinearVakonomicSystem", "VakonomicMotion", "vanishes_on_C"]
 
 def vanishes_on_C(expr, constraints: KinematicConstraints, extra: Sequence = (), tol: float = 1e-8) -> bool:
     """True if ``expr`` vanishes at the sample points of C, with random values for the ``extra`` symbols."""
-    expr = sp.sympify(expr)
+    expr = sympified(expr)
     if expr == 0:
         return True
     rng = random.Random(77)

@@ -33,6 +33,7 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra.presentation import problem_latex
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported
@@ -50,7 +51,7 @@ from ..algebra import (
     tidy,
     xreplace_dag,
 )
-from ..errors import DimensionError, IrregularLagrangianError
+from ..errors import ArgumentError, DimensionError, IrregularLagrangianError
 from ..constraints.linear import LinearConstraints
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle
@@ -133,14 +134,24 @@ class NonholonomicSystem:
 
     def __post_init__(self):
         L = self.lagrangian
+        if self.frame is not None and not isinstance(self.frame, Frame):
+            raise ArgumentError(f"NonholonomicSystem: frame= must be a Frame adapted to the constraints (or None), "
+                                f"got {type(self.frame).__name__}.")
+        if self.time is not None and not isinstance(self.time, sp.Symbol):
+            raise ArgumentError(f"NonholonomicSystem: time= must be a sympy Symbol, got {type(self.time).__name__}.")
+        for key in ("dependent", "free"):
+            value = getattr(self, key)
+            if value is not None and not hasattr(value, "__iter__"):
+                raise ArgumentError(f"NonholonomicSystem: {key}= must be a list of names, symbols or indices, "
+                                    f"got {type(value).__name__} {value!r}.")
         if isinstance(L, Lagrangian) and not isinstance(self.constraints, LinearConstraints):
             # constraints in the frame's quasi-velocities (e.g. "w - a*omega") are rewritten in q_dot
-            object.__setattr__(self, "constraints", natural_constraints(L.bundle, list(self.constraints)))
+            object.__setattr__(self, "constraints", natural_constraints(L.bundle, self.constraints))
         chart, C = constrained_problem(L, self.constraints, LinearConstraints,
                                        lambda chart, c: LinearConstraints.from_expressions(chart, list(c)))
         object.__setattr__(self, "constraints", C)
         if self.forces is not None and not isinstance(self.forces, Forces):
-            object.__setattr__(self, "forces", Forces(chart, tuple(self.forces), time=self.time))
+            object.__setattr__(self, "forces", Forces(chart, self.forces, time=self.time))
         if self.time is None and self.forces is not None:
             object.__setattr__(self, "time", self.forces.time)
         if self.frame is not None:
@@ -550,7 +561,7 @@ class NonholonomicField:
     def __call__(self, f) -> sp.Expr:
         """``Γ_nh(f)`` on C for a function f of ``(q, v)`` (or of ``(q, v^α)``): its time derivative."""
         s = self.system
-        f = sp.sympify(f)
+        f = sympified(f)
         v = self.bundle.quasi_velocities
         pairs = [(qd, diff_dag(f, q)) for qd, q in zip(self.velocity_field(), s.frame.chart.coordinates) if qd != 0]
         rates = self.accelerations + self.constrained_rates

@@ -31,7 +31,8 @@ import sympy as sp
 from ..algebra import generic_rank, invert, reduce_if_cheap, solve_square, xreplace_dag
 from ..algebra.differentiation import diff_dag
 from ..algebra.implicit import ImplicitForm
-from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
+from ..errors import ArgumentError, ConstraintError, DimensionError, IrregularLagrangianError
+from ..io.expressions import as_expressions, as_sequence, chart_names
 from ..algebra.printing import EquationDisplay
 from .nonholonomic import NonholonomicSystem
 
@@ -76,18 +77,25 @@ class VakonomicSystem:
     def __post_init__(self):
         nh = self.constrained
         if not isinstance(nh, NonholonomicSystem):
-            raise DimensionError(f"expected a NonholonomicSystem, got {type(nh).__name__}.")
+            raise ArgumentError(f"VakonomicSystem: expected a NonholonomicSystem, got {type(nh).__name__}.")
         k = nh.n - nh.m
         names = self.multipliers or tuple(f"lambda{a + 1}" for a in range(k))
         if isinstance(names, str):
             names = names.replace(",", " ").split()
-        lam = tuple(sp.Symbol(s, real=True) if isinstance(s, str) else s for s in names)
+        lam = tuple(sp.Symbol(s, real=True) if isinstance(s, str) else s for s in as_sequence(names, "multipliers"))
+        if any(not isinstance(s, sp.Symbol) for s in lam):
+            raise ArgumentError("multipliers: expected names or sympy Symbols, one per constraint.")
         if len(lam) != k:
             raise DimensionError(f"need {k} multiplier symbols (one per constraint), got {len(lam)}.")
         taken = set(nh.bundle.coordinates) | set(nh.frame.chart.velocities) | set(nh.frame.chart.parameters)
         if set(lam) & taken:
             raise DimensionError(f"multiplier names clash with other symbols: {sorted(map(str, set(lam) & taken))}.")
         object.__setattr__(self, "multipliers", lam)
+
+    def _names(self) -> dict:
+        """The symbols an expression given to this system may use by name: q, q_dot, parameters, v, λ."""
+        nh = self.constrained
+        return chart_names(nh.frame.chart, nh.bundle.quasi_velocities, self.multipliers)
 
     @property
     def m(self) -> int:
@@ -255,7 +263,7 @@ class VakonomicSystem:
         IrregularLagrangianError
             If L is not regular with respect to D^⊥ (then Λ does not determine B).
         """
-        rates = tuple(sp.sympify(r) for r in rates)
+        rates = as_expressions(rates, self._names(), where="rates")
         if len(rates) != self.n - self.m:
             raise DimensionError(f"need {self.n - self.m} multiplier rates, got {len(rates)}.")
         if not self.is_regular_perp():
@@ -272,7 +280,7 @@ class VakonomicSystem:
 
     def section_field(self, sigma: Sequence) -> "SectionField":
         """``Γ_σ`` for a section ``λ_a = σ_a(q, v^α)`` and its tangency residual ``T(σ)`` (Prop. 4)."""
-        sigma = tuple(sp.sympify(s) for s in sigma)
+        sigma = as_expressions(sigma, self._names(), where="sigma")
         if len(sigma) != self.n - self.m:
             raise DimensionError(f"a section needs {self.n - self.m} components, got {len(sigma)}.")
         B, Lam = self._solve(sigma)

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 
 import sympy as sp
 
-from ..errors import DimensionError
+from ..errors import ArgumentError, DimensionError, printable
 from .vector_field import VectorField
 
 __all__ = ["Chart", "velocity_symbol"]
@@ -25,12 +25,21 @@ def velocity_symbol(q: sp.Symbol) -> sp.Symbol:
 def _as_symbols(items, what: str) -> tuple[sp.Symbol, ...]:
     if isinstance(items, str):
         items = items.replace(",", " ").split()
+    elif isinstance(items, sp.Symbol):
+        items = (items,)
+    if items is None or isinstance(items, (bytes, dict, sp.Basic)) or not hasattr(items, "__iter__"):
+        raise ArgumentError(f"{what}: expected a list of names or sympy Symbols (or one string \"x y\"), got "
+                            f"{type(items).__name__} {printable(repr(items))[:60]}.")
     out = []
     for item in items:
         if isinstance(item, str):
+            if not item.isidentifier():
+                raise ArgumentError(f"{what}: {printable(repr(item))[:60]} is not a name; use letters, digits and "
+                                    "underscores, starting with a letter.")
             item = sp.Symbol(item, real=True)
         if not isinstance(item, sp.Symbol):
-            raise DimensionError(f"{what}: expected sympy Symbols or names, got {item!r}.")
+            raise ArgumentError(f"{what}: expected sympy Symbols or names, got {printable(repr(item))[:60]} "
+                                f"({type(item).__name__}).")
         out.append(item)
     if len(set(out)) != len(out):
         raise DimensionError(f"{what}: names must be distinct, got {[s.name for s in out]}.")

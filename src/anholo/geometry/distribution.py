@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import determinant, generic_rank, size_exceeds, tidy
 from ..algebra import kernel as _kernel
 from ..algebra.decision import EXACT, NUMERICAL_POINTS, Decision, DomainError, Sampler, numerical_rank
@@ -183,9 +184,9 @@ class Flag:
                 raise DimensionError(f"give values for {', '.join(missing)} (coordinates and parameters).")
             flat = np.array(self.program.evaluate(values))
         else:
-            symbols = set().union(*(sp.sympify(c).free_symbols for g in self.generators for c in g))
+            symbols = set().union(*(sympified(c).free_symbols for g in self.generators for c in g))
             subs = {s: values[s.name] for s in symbols if s.name in values}
-            flat = np.array([complex(sp.sympify(c).xreplace(subs).evalf()) for g in self.generators for c in g])
+            flat = np.array([complex(sympified(c).xreplace(subs).evalf()) for g in self.generators for c in g])
         if np.any(np.abs(flat.imag) > 1e-12 * (1 + np.abs(flat.real))) or not np.all(np.isfinite(flat)):
             raise DimensionError("the generators are not finite real numbers at this point; choose a point in "
                                  "their domain and give every coordinate and parameter.")

@@ -29,7 +29,8 @@ import sympy as sp
 
 from ..algebra import vanishes
 from ..algebra.printing import latex
-from ..errors import AnholoError, DimensionError
+from ..errors import AnholoError, ArgumentError, DimensionError
+from ..io.expressions import as_argument, as_sequence, chart_names
 from .vector_field import VectorField
 
 __all__ = ["Form", "wedge", "exterior_derivative", "interior_product", "import_galgebra"]
@@ -63,6 +64,14 @@ def _accumulate(out: dict, key: tuple, value) -> None:
         out[key] = value
 
 
+def _basis_names(basis) -> dict:
+    """name -> symbol for the coordinates a form on ``basis`` (a Frame or a TangentBundle) may use."""
+    chart = getattr(basis, "chart", None)
+    if chart is None:
+        return {}
+    return chart_names(chart, getattr(basis, "quasi_velocities", None), getattr(basis, "extra", None))
+
+
 class Form:
     """A differential k-form in the coframe of a frame (sparse, immutable).
 
@@ -85,6 +94,8 @@ class Form:
 
     def __init__(self, basis, degree: int, components: Mapping | None = None):
         self.basis = basis
+        if isinstance(degree, bool) or not isinstance(degree, (int, sp.Integer)) or degree < 0:
+            raise ArgumentError(f"a form's degree must be a nonnegative integer, got {degree!r}.")
         self.degree = int(degree)
         comps: dict = {}
         for key, val in (components or {}).items():
@@ -97,7 +108,7 @@ class Form:
                 raise DimensionError(f"index {key} out of range 0..{basis.basis_size - 1}.")
             sign, skey = _sort_with_sign(key)
             if sign:
-                _accumulate(comps, skey, sign * sp.sympify(val))
+                _accumulate(comps, skey, sign * as_argument(val, lambda: _basis_names(basis), where=f"components[{key}]"))
         self._components = comps
 
     # --- constructors -------------------------------------------------------------------
@@ -186,7 +197,7 @@ class Form:
     def __rmul__(self, f) -> "Form":
         if isinstance(f, Form):
             return NotImplemented
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: _basis_names(self.basis), where="factor")
         return Form(self.basis, self.degree, {k: f * v for k, v in self._components.items()})
 
     def __mul__(self, f) -> "Form":
@@ -245,7 +256,7 @@ class Form:
                     "(TangentBundle.complete_lift or vertical_lift)."
                 )
             return tuple(self.basis.components_of(X))
-        X = tuple(sp.sympify(x) for x in X)
+        X = tuple(as_argument(x, lambda: _basis_names(self.basis), where="X") for x in as_sequence(X, "X"))
         if len(X) != self.basis.basis_size:
             raise DimensionError(f"a vector needs {self.basis.basis_size} frame components, got {len(X)}.")
         return X

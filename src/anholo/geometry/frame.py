@@ -23,11 +23,13 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import kernel as _kernel
 from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
 from ..algebra.differentiation import diff_dag
 from ..algebra.printing import combination_latex, latex
-from ..errors import DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError
+from ..errors import ArgumentError, DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError, printable
+from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
 from .chart import Chart
 from .vector_field import VectorField
 
@@ -36,14 +38,28 @@ __all__ = ["Frame"]
 
 def _matrix_rows(chart: Chart, rows, what: str) -> sp.ImmutableMatrix:
     n = chart.dim
-    rows = [r.components if isinstance(r, VectorField) else r for r in rows]
+    if isinstance(rows, sp.MatrixBase):
+        rows = rows.tolist()
+    rows = [r.components if isinstance(r, VectorField) else r
+            for r in as_sequence(rows, what, what="rows (one list of components per field)")]
+    rows = [as_sequence(r, f"{what}[{i}]", what="components") if not isinstance(r, tuple) else r
+            for i, r in enumerate(rows)]
     if len(rows) != n or any(len(r) != n for r in rows):
         shape = f"{len(rows)} rows of lengths {[len(r) for r in rows]}"
         raise DimensionError(
             f"{what}: a frame on a {n}-dimensional chart needs {n} rows of {n} components "
             f"(row i = components of the i-th field in the coordinate basis); got {shape}."
         )
-    return sp.ImmutableMatrix([[sp.sympify(e) for e in r] for r in rows])
+    names = chart.coordinates + chart.velocities + chart.parameters
+    out = [[as_expression(e, names, where=f"{what}[{i}][{A}]") for A, e in enumerate(r)] for i, r in enumerate(rows)]
+    velocities = set(chart.velocities)
+    for i, r in enumerate(out):
+        for A, e in enumerate(r):
+            if e.free_symbols & velocities:
+                raise DimensionError(f"{what}[{i}][{A}]: {e} depends on the velocities "
+                                     f"{sorted(s.name for s in e.free_symbols & velocities)}; a frame on Q depends "
+                                     "on the coordinates (and parameters) only.")
+    return sp.ImmutableMatrix(out)
 
 
 def _check_nonsingular(chart: Chart, mat: sp.Matrix, what: str) -> sp.Expr:
@@ -254,9 +270,11 @@ class Frame:
     def __post_init__(self):
         if not isinstance(self.chart, Chart):
             object.__setattr__(self, "chart", Chart(self.chart))
-        mat = _matrix_rows(self.chart, list(self.vectors) if not isinstance(self.vectors, sp.MatrixBase)
-                           else self.vectors.tolist(), "frame")
+        mat = _matrix_rows(self.chart, self.vectors, "frame")
         object.__setattr__(self, "vectors", mat)
+        if self.rank_D is not None and (isinstance(self.rank_D, bool) or not isinstance(self.rank_D, int)):
+            raise ArgumentError(f"rank_D must be an integer in 0..{self.chart.dim} (or None), got "
+                                f"{type(self.rank_D).__name__} {printable(repr(self.rank_D))[:40]}.")
         if self.rank_D is not None and not 0 <= self.rank_D <= self.chart.dim:
             raise DimensionError(f"rank_D must lie in 0..{self.chart.dim}, got {self.rank_D}.")
         if self._init_in_kernel(mat):
@@ -378,13 +396,17 @@ class Frame:
         """
         chart = chart if isinstance(chart, Chart) else Chart(chart)
         n = chart.dim
-        forms = forms.tolist() if isinstance(forms, sp.MatrixBase) else [list(row) for row in forms]
+        forms = forms.tolist() if isinstance(forms, sp.MatrixBase) else [
+            list(as_sequence(row, f"forms[{a}]", what="components"))
+            for a, row in enumerate(as_sequence(forms, "forms", what="rows of components"))]
         if any(len(row) != n for row in forms):
             raise DimensionError(
                 f"constraint forms need {n} components each (one per coordinate), got rows of lengths "
                 f"{[len(row) for row in forms]}."
             )
-        omega = sp.Matrix(len(forms), n, [sp.sympify(e) for row in forms for e in row])
+        names = chart_names(chart)
+        omega = sp.Matrix(len(forms), n, [as_expression(e, names, where=f"forms[{a}][{A}]")
+                                          for a, row in enumerate(forms) for A, e in enumerate(row)])
         k = omega.rows
         base = cls.coordinate(chart) if base is None else base
         if base.chart != chart:
@@ -487,13 +509,17 @@ class Frame:
         return tuple(self.coframe.row(self._idx(i)))
 
     def _idx(self, i: int) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, sp.Integer)):
+            raise ArgumentError(f"a frame index must be an integer in 0..{self.dim - 1}, got {type(i).__name__} "
+                                f"{printable(repr(i))[:40]}.")
+        i = int(i)
         if not 0 <= i < self.dim:
             raise DimensionError(f"frame index {i} out of range 0..{self.dim - 1} (indices are 0-based).")
         return i
 
     def apply(self, i: int, f) -> sp.Expr:
         """``X_i(f)`` for a function f (other symbols, e.g. quasi-velocities, held fixed)."""
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: chart_names(self.chart), where="f")
         row = self.vectors.row(self._idx(i))
         return sp.Add(*[c * diff_dag(f, q) for c, q in zip(row, self.chart.coordinates) if c != 0])
 
@@ -508,7 +534,7 @@ class Frame:
         """The vector field ``Y^i X_i`` with the given frame components."""
         if len(components) != self.dim:
             raise DimensionError(f"need {self.dim} frame components, got {len(components)}.")
-        comps = self.vectors.T * sp.Matrix([sp.sympify(c) for c in components])
+        comps = self.vectors.T * sp.Matrix([sympified(c) for c in components])
         return VectorField(self.chart, tuple(comps))
 
     # --- structure functions -------------------------------------------------------

@@ -18,6 +18,8 @@ from functools import cached_property
 
 import sympy as sp
 
+from ..io.expressions import sympified
+from ..io.expressions import as_expression, chart_names
 from ..algebra.differentiation import diff_dag
 
 from ..algebra import generic_rank, solve_generic, tidy, vanishes
@@ -110,9 +112,10 @@ class LieGroupAction:
             object.__setattr__(self, "structure_constants", computed)
             return
         try:
-            given = tuple(tuple(tuple(sp.sympify(given[d][a][b]) for b in range(k)) for a in range(k))
-                          for d in range(k))
-        except (IndexError, TypeError):
+            given = tuple(tuple(tuple(as_expression(given[d][a][b], chart_names(self.chart),
+                                                    where=f"structure_constants[{d}][{a}][{b}]")
+                                      for b in range(k)) for a in range(k)) for d in range(k))
+        except (IndexError, TypeError, KeyError):
             raise DimensionError(
                 f"structure_constants must be a {k}×{k}×{k} nested list c[d][a][b] = c^d_ab."
             ) from None
@@ -186,7 +189,7 @@ class LieGroupAction:
     def complete_lift(self, a: int, f) -> sp.Expr:
         """``Ẽ_a^C(f)`` for f in natural coordinates ``(q, q_dot)``:
         ``Ẽ^A ∂f/∂q^A + u^B ∂_B(Ẽ^A) ∂f/∂u^A`` (docs/theory.rst, The tangent bundle in a frame)."""
-        f = sp.sympify(f)
+        f = sympified(f)
         g = self.generators[a]
         q, u = self.chart.coordinates, self.chart.velocities
         out = g(f)

@@ -22,8 +22,10 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
+from ..io.expressions import sympified
 from ..algebra import vanishes, xreplace_dag
-from ..errors import DimensionError
+from ..errors import ArgumentError, DimensionError
+from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
 from ..algebra.printing import EquationDisplay
 from .forms import Form
 from .frame import Frame
@@ -37,10 +39,21 @@ def _symbols(names, default_prefix: str, n: int) -> tuple:
         return tuple(sp.Symbol(f"{default_prefix}{i + 1}", real=True) for i in range(n))
     if isinstance(names, str):
         names = names.replace(",", " ").split()
+    if isinstance(names, sp.Basic) or not hasattr(names, "__iter__"):
+        raise ArgumentError(f"{default_prefix}: expected a list of names or symbols, got {type(names).__name__}.")
     out = tuple(sp.Symbol(s, real=True) if isinstance(s, str) else s for s in names)
+    bad = [s for s in out if not isinstance(s, sp.Symbol)]
+    if bad:
+        raise ArgumentError(f"{default_prefix}: expected names or sympy Symbols, got {bad[0]!r} "
+                            f"({type(bad[0]).__name__}).")
     if len(out) != n:
         raise DimensionError(f"expected {n} symbols for {default_prefix}, got {len(out)}.")
     return out
+
+
+def _bundle_names(bundle) -> dict:
+    """name -> symbol for the coordinates of the Hamel chart (q, q_dot, parameters, v, extra)."""
+    return chart_names(bundle.chart, bundle.quasi_velocities, bundle.extra)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +84,13 @@ class TangentBundle:
     extra: tuple = ()
 
     def __post_init__(self):
+        if not isinstance(self.frame, Frame):
+            from .chart import Chart
+
+            hint = ("TangentBundle(Frame.coordinate(chart))" if isinstance(self.frame, Chart)
+                    else "TangentBundle(Frame(chart, rows)) or TangentBundle(Frame.coordinate(chart))")
+            raise ArgumentError(f"TangentBundle: the first argument must be a Frame, got "
+                                f"{type(self.frame).__name__}; write {hint}.")
         n = self.frame.dim
         v = _symbols(self.quasi_velocities, "v", n)
         extra = _symbols(self.extra, "extra", len(self.extra)) if self.extra else ()
@@ -140,13 +160,13 @@ class TangentBundle:
         """Quasi-velocity values ``v^i = θ^i_A u^A`` of natural velocities ``u``."""
         if len(u) != self.dim:
             raise DimensionError(f"need {self.dim} velocity components, got {len(u)}.")
-        return tuple(self.frame.coframe * sp.Matrix([sp.sympify(x) for x in u]))
+        return tuple(self.frame.coframe * sp.Matrix([sympified(x) for x in u]))
 
     def natural_velocities_of(self, v: Sequence) -> tuple:
         """Natural velocity values ``u^A = X_i^A v^i`` of quasi-velocities ``v``."""
         if len(v) != self.dim:
             raise DimensionError(f"need {self.dim} quasi-velocity components, got {len(v)}.")
-        return tuple(self.frame.vectors.T * sp.Matrix([sp.sympify(x) for x in v]))
+        return tuple(self.frame.vectors.T * sp.Matrix([sympified(x) for x in v]))
 
     def total_derivative(self, f) -> sp.Expr:
         """``ḟ = v^i X_i(f)`` for a function f on Q (docs/theory.rst, The tangent bundle in a frame)."""
@@ -224,7 +244,7 @@ class TangentBundle:
     def basis_derivative(self, a: int, f) -> sp.Expr:
         """Action of the a-th field of ``{X_i^C, X_i^V, ∂/∂extra}`` on f."""
         n = self.dim
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: _bundle_names(self), where="f")
         if a < n:
             v = self.quasi_velocities
             out = self.frame.apply(a, f)
@@ -278,13 +298,18 @@ class TangentField:
     components: tuple
 
     def __post_init__(self):
-        comps = tuple(sp.sympify(c) for c in self.components)
+        if not isinstance(self.bundle, TangentBundle):
+            raise ArgumentError(f"TangentField: the first argument must be a TangentBundle, got "
+                                f"{type(self.bundle).__name__}.")
+        names = _bundle_names(self.bundle)
+        comps = tuple(as_expression(c, names, where=f"components[{a}]") for a, c in
+                      enumerate(as_sequence(self.components, "components", what="components")))
         if len(comps) != self.bundle.size:
             raise DimensionError(f"a field on this bundle needs {self.bundle.size} components, got {len(comps)}.")
         object.__setattr__(self, "components", comps)
 
     def __call__(self, f) -> sp.Expr:
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: _bundle_names(self.bundle), where="f")
         return sp.Add(*[c * f.diff(x) for c, x in zip(self.components, self.bundle.coordinates) if c != 0])
 
     def bracket(self, other: "TangentField") -> "TangentField":
@@ -323,7 +348,7 @@ class TangentField:
         return TangentField(self.bundle, tuple(-a for a in self.components))
 
     def __rmul__(self, f):
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: _bundle_names(self.bundle), where="factor")
         return TangentField(self.bundle, tuple(f * a for a in self.components))
 
     __mul__ = __rmul__
@@ -354,11 +379,17 @@ class SecondOrderField(EquationDisplay):
     extra_rates: tuple = ()
 
     def __post_init__(self):
+        if not isinstance(self.bundle, TangentBundle):
+            raise ArgumentError(f"SecondOrderField: the first argument must be a TangentBundle, got "
+                                f"{type(self.bundle).__name__}.")
         n = self.bundle.dim
-        acc = tuple(sp.sympify(a) for a in self.accelerations)
+        names = _bundle_names(self.bundle)
+        acc = tuple(as_expression(a, names, where=f"accelerations[{i}]") for i, a in
+                    enumerate(as_sequence(self.accelerations, "accelerations", what="accelerations")))
         if len(acc) != n:
             raise DimensionError(f"a second-order field needs {n} accelerations, got {len(acc)}.")
-        rates = tuple(sp.sympify(a) for a in self.extra_rates)
+        rates = tuple(as_expression(a, names, where=f"extra_rates[{i}]") for i, a in
+                      enumerate(as_sequence(self.extra_rates, "extra_rates", what="rates")))
         if rates and len(rates) != len(self.bundle.extra):
             raise DimensionError(f"need {len(self.bundle.extra)} extra rates, got {len(rates)}.")
         object.__setattr__(self, "accelerations", acc)

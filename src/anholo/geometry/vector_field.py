@@ -11,6 +11,8 @@ from typing import Sequence
 
 import sympy as sp
 
+from ..errors import ArgumentError
+from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
 from ..algebra.differentiation import diff_dag
 
 from ..algebra import vanishes
@@ -40,7 +42,11 @@ class VectorField:
     components: tuple
 
     def __post_init__(self):
-        comps = tuple(sp.sympify(c) for c in self.components)
+        if not hasattr(self.chart, "coordinates"):
+            raise ArgumentError(f"VectorField: the first argument must be a Chart, got {type(self.chart).__name__}.")
+        names = chart_names(self.chart)
+        comps = tuple(as_expression(c, names, where=f"components[{A}]") for A, c in
+                      enumerate(as_sequence(self.components, "components", what="components")))
         if len(comps) != self.chart.dim:
             raise DimensionError(
                 f"a vector field on a {self.chart.dim}-dimensional chart needs {self.chart.dim} "
@@ -50,7 +56,7 @@ class VectorField:
 
     def __call__(self, f) -> sp.Expr:
         """``X(f) = X^A ∂f/∂q^A`` (other symbols in f, e.g. velocities, are held fixed)."""
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: chart_names(self.chart), where="f")
         terms = ((c, diff_dag(f, q)) for c, q in zip(self.components, self.chart.coordinates) if c != 0)
         return sp.Add(*[c * d for c, d in terms if d != 0])  # over the DAG; zero derivatives skipped
 
@@ -77,7 +83,7 @@ class VectorField:
         return VectorField(self.chart, tuple(-a for a in self.components))
 
     def __rmul__(self, f):
-        f = sp.sympify(f)
+        f = as_argument(f, lambda: chart_names(self.chart), where="factor")
         return VectorField(self.chart, tuple(f * a for a in self.components))
 
     __mul__ = __rmul__

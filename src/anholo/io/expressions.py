@@ -39,11 +39,17 @@ from typing import Any
 
 import sympy as sp
 
-from anholo.errors import LimitError, SystemFileError, UnknownSymbolError
+from anholo.errors import ArgumentError, LimitError, SystemFileError, UnknownSymbolError, printable
 from anholo.io import limits as _limits
 
 __all__ = [
     "parse_expression",
+    "as_expression",
+    "as_sequence",
+    "as_expressions",
+    "as_argument",
+    "sympified",
+    "chart_names",
     "STANDARD_FUNCTIONS",
     "CONSTANTS",
     "RESERVED_NAMES",
@@ -92,7 +98,7 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 def shown(text: str, width: int = 80) -> str:
     """The text of an expression on one line, shortened to about ``width`` characters (for messages)."""
-    one = " ".join(str(text).split())
+    one = printable(" ".join(str(text).split()))
     return one if len(one) <= width else one[: width - 5] + " ..."
 
 _NODE_DESCRIPTIONS: Mapping[type, str] = {
@@ -320,9 +326,13 @@ class _Converter:
                 digits = sum(c.isdigit() for c in mantissa) + abs(int(exponent or "0"))
             if digits > self.limits.digits:
                 raise self.limit("digits", digits, f"the number {shown(literal, 40)} (about {digits} digits)", node)
-            if isinstance(value, int):
-                return sp.Integer(int(literal, 0))
-            return sp.Rational(literal)
+            try:
+                if isinstance(value, int):
+                    return sp.Integer(int(literal, 0))
+                return sp.Rational(literal)
+            except ValueError:  # beyond Python's int-to-string bound (4300 digits) under a raised digits limit
+                raise self.error(f"the number {shown(literal, 40)} has more digits than Python reads "
+                                 "(4300)", node) from None
         if isinstance(value, complex):
             raise self.error(
                 "complex literals are not allowed (expressions are real)", node
@@ -344,7 +354,7 @@ class _Converter:
         right = self.convert(node.right)
         if isinstance(op, ast.Pow):
             self.check_power(left, right, node)
-            return left**right
+            return self.real(left**right, node)
         raise self.error(  # pragma: no cover - all operators handled above
             f"the operator {type(op).__name__} is not allowed", node
         )
@@ -417,10 +427,24 @@ class _Converter:
         args = [self.convert(arg) for arg in node.args]
         if name == "sqrt" and name not in self.names and args:
             self.check_power(args[0], sp.Rational(1, 2), node)
+        if name == "log" and name not in self.names and len(args) == 2:
+            base = args[1]
+            if base.is_number and not (base.is_extended_positive and base != 1):
+                raise self.error(f"the base {shown(base, 30)} of log(x, b) must be positive and not 1", node)
         try:
-            return func(*args)
+            value = func(*args)
         except (TypeError, ValueError) as exc:
             raise self.error(f"cannot apply {name}: {exc}", node) from None
+        return self.real(value, node) if name not in self.names else value
+
+    def real(self, value: sp.Basic, node: ast.AST) -> sp.Basic:
+        """``value``, refused if it is a number that is not real (``sqrt(-1)``, ``asin(2)``, ``log(-1)``,
+        ``(-8)^(1/3)`` — SymPy's principal values are complex there): expressions are real."""
+        if isinstance(value, sp.Expr) and value.is_number and value.is_extended_real is False and \
+                not _scan(value)[1] & _NONFINITE:  # infinite or undefined: reported as such at the end
+            raise self.error(f"{shown(value, 40)} is not a real number (expressions are real; SymPy's principal "
+                             "value is complex there)", node)
+        return value
 
 
 def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.Expr:
@@ -505,6 +529,8 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
         raise SystemFileError(
             f'{where}: "{shown(text)}" is not a mathematical expression (got {type(result).__name__}).'
         )
+    if _scan(result)[1] - _NONFINITE:
+        raise SystemFileError(f'{where}: "{shown(text)}" holds the imaginary unit; expressions are real.')
     if result.has(sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity):
         raise SystemFileError(
             f'{where}: "{shown(text)}" evaluates to {shown(result, 40)}, which is infinite or undefined '
@@ -583,3 +609,247 @@ def _looks_like_juxtaposition(code: str, offset: int | None, msg: str) -> bool:
     return bool(before) and (before[-1].isalnum() or before[-1] in "_).") and (
         after.isalnum() or after in "_(."
     )
+
+
+# --- the one reader of the Python API ---------------------------------------------------------------------
+
+
+def _symbol_table(symbols) -> dict:
+    """name -> symbol, from a mapping or a sequence of SymPy symbols."""
+    if isinstance(symbols, Mapping):
+        return dict(symbols)
+    return {s.name: s for s in symbols}
+
+
+def as_sequence(value, where: str, *, length: int | None = None, what: str = "expressions") -> tuple:
+    """``value`` as a tuple: a list, tuple or other iterable that is not a string, a mapping or a single
+    SymPy object; ``length`` (if given) is checked.  A string is refused (``forces="abc"`` would
+    otherwise be read as three forces ``a, b, c``).
+
+    Raises
+    ------
+    anholo.errors.ArgumentError
+        ``value`` is a string, a mapping, ``None``, a number or another single object.
+    anholo.errors.DimensionError
+        The length differs from ``length``.
+    """
+    from anholo.errors import DimensionError
+
+    if isinstance(value, (str, bytes, Mapping, sp.Basic)) or value is None or not hasattr(value, "__iter__"):
+        kind = "a string" if isinstance(value, (str, bytes)) else type(value).__name__
+        raise ArgumentError(f"{where}: expected a list of {what}, got {kind} {shown(repr(value), 60)}; "
+                            f"pass a list, e.g. [{'...'}].")
+    if isinstance(value, sp.MatrixBase):
+        items = tuple(value)
+    else:
+        try:
+            items = tuple(value)
+        except TypeError as exc:  # an object with __iter__ that fails
+            raise ArgumentError(f"{where}: expected a list of {what}, got {type(value).__name__} ({exc}).") from None
+    if length is not None and len(items) != length:
+        raise DimensionError(f"{where}: expected {length} {what}, got {len(items)}.")
+    return items
+
+
+def as_expression(value, symbols, *, where: str, allow_unknown: bool = True) -> sp.Expr:
+    """One expression given to the Python API, read safely with the chart's own symbols.
+
+    * a string is parsed by :func:`parse_expression` (never by ``sympify``: no code runs) with the names
+      of ``symbols`` — ``"x_dot"`` is the chart's velocity symbol, an undeclared name is an
+      :class:`~anholo.errors.UnknownSymbolError`;
+    * a SymPy expression is kept, except that a symbol *named* like one of ``symbols`` but a different
+      object (``Symbol("x_dot")`` without ``real=True``, which SymPy treats as another variable) is
+      replaced by the chart's symbol of that name — without it, L would not depend on the chart's
+      velocities and the equations would read ``0 = 0``.  With ``allow_unknown=False`` any other
+      symbol is refused;
+    * an ``int``, ``float`` or other real number becomes the SymPy number (a float keeps its value);
+    * anything else — ``None``, a bool, a list, an equation ``Eq(a, b)``, a matrix, a complex,
+      infinite or undefined number (``I``, ``oo``, ``nan``, ``zoo``) — is refused: expressions are real.
+
+    Parameters
+    ----------
+    value : str, sympy.Expr or number
+    symbols : sequence of sympy.Symbol, or mapping name -> sympy object
+        The names the expression may use (a chart's coordinates, velocities and parameters, …).
+    where : str
+        Which argument this is (``"Lagrangian"``, ``"forces[2]"``); every message starts with it.
+
+    Raises
+    ------
+    anholo.errors.ArgumentError
+        A value of the wrong kind (message names it and what to pass).
+    anholo.errors.SystemFileError
+        A string that does not parse (see :func:`parse_expression`).
+    anholo.errors.UnknownSymbolError
+        A name that the chart does not declare.
+
+    Examples
+    --------
+    >>> x, x_dot = sp.Symbol("x", real=True), sp.Symbol("x_dot", real=True)
+    >>> e = as_expression(sp.Symbol("x_dot")**2/2, [x, x_dot], where="L")
+    >>> e.free_symbols == {x_dot}
+    True
+    >>> as_expression("x_dot^2/2 - x", [x, x_dot], where="L") == x_dot**2/2 - x
+    True
+    """
+    names = _symbol_table(symbols)
+    if isinstance(value, str):
+        try:
+            expr = parse_expression(value, names, where=where)
+        except UnknownSymbolError as exc:
+            raise UnknownSymbolError(f"{exc} In Python: declare parameters with Chart(coordinates, "
+                                     "parameters=[...]), or pass a SymPy expression.") from None
+    elif isinstance(value, bool) or value is None:
+        raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string such as "
+                            f"\"x_dot^2/2\"), got {value!r}.")
+    elif isinstance(value, sp.Basic):
+        if not isinstance(value, sp.Expr) or isinstance(value, sp.MatrixBase):
+            raise ArgumentError(f"{where}: expected an expression, got {type(value).__name__} "
+                                f"{shown(value, 60)}; an equation Eq(a, b) is written as the expression a - b.")
+        expr = _by_name(value, names, where, allow_unknown)
+    elif isinstance(value, (int, float)) or _is_real_number(value):
+        from decimal import Decimal
+
+        if isinstance(value, Decimal) and value.is_finite():
+            _, digits, exponent = value.as_tuple()
+            _limits.check("digits", len(digits) + abs(exponent), where, f"a number of {len(digits) + abs(exponent)} digits")
+            expr = sp.Rational(str(value))  # a decimal is exact, as in a string
+        else:
+            expr = sp.sympify(value, strict=True)
+            if isinstance(expr, sp.Rational):
+                digits = max(_limits.digits_of(expr.p), _limits.digits_of(expr.q))
+                _limits.check("digits", digits, where, f"a number of about {digits} digits")
+    else:
+        raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string such as "
+                            f"\"x_dot^2/2\"), got {type(value).__name__} {shown(repr(value), 60)}.")
+    _, bad = _scan(expr)
+    if bad & _NONFINITE:
+        from anholo.errors import NonFiniteExpressionError
+
+        raise NonFiniteExpressionError(f"{where} holds a non-finite constant (nan, zoo or oo) as written: "
+                                       f"{shown(expr, 60)}; give a finite expression.")
+    if bad:
+        raise ArgumentError(f"{where}: {shown(expr, 60)} is complex (it holds I); expressions are real.")
+    return expr
+
+
+def as_argument(value, symbols, *, where: str) -> sp.Expr:
+    """A function or factor passed to an operation (``X(f)``, ``f*X``): a SymPy expression is used as it is
+    (no walk over it: these are called on large derived expressions), anything else is read by
+    :func:`as_expression` (so a string is parsed safely, never executed)."""
+    if isinstance(value, sp.Expr):
+        return value
+    return as_expression(value, symbols() if callable(symbols) else symbols, where=where)
+
+
+_NONFINITE = frozenset({sp.zoo, sp.nan, sp.oo, sp.S.NegativeInfinity})
+_BAD_ATOMS = _NONFINITE | {sp.I}
+
+
+def _scan(expr: sp.Basic) -> tuple:
+    """(the symbols of ``expr``, its atoms among ``zoo, nan, oo, -oo, I``) in one walk over the
+    expression as a DAG (a shared subexpression is visited once)."""
+    seen, symbols, bad = set(), set(), set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if e.is_Symbol:
+            symbols.add(e)
+        elif e in _BAD_ATOMS:
+            bad.add(e)
+        else:
+            stack.extend(e.args)
+    return symbols, bad
+
+
+def _is_real_number(value) -> bool:
+    """True for numbers other than int/float that SymPy converts exactly (numpy scalars, Fraction, Decimal)."""
+    import numbers
+
+    return isinstance(value, numbers.Real) or (isinstance(value, numbers.Number)
+                                               and not isinstance(value, numbers.Complex))  # Decimal
+
+
+def _by_name(expr: sp.Expr, names: Mapping[str, Any], where: str, allow_unknown: bool) -> sp.Expr:
+    """``expr`` with its symbols that are named like one of ``names`` but are other objects replaced by them."""
+    swap = {}
+    for s in _scan(expr)[0]:
+        if not isinstance(s, sp.Symbol):
+            continue
+        own = names.get(s.name)
+        if own is None:
+            if not allow_unknown:
+                raise UnknownSymbolError(
+                    f"{where}: the symbol {printable(s.name)!r} is not one of "
+                    f"{', '.join(names) or '(none)'}; use the chart's symbols.")
+            continue
+        if own is not s and own != s:
+            if not isinstance(own, sp.Symbol):
+                raise ArgumentError(f"{where}: the symbol {printable(s.name)!r} has the name of "
+                                    f"{printable(own)!r}, which is not a symbol; rename it.")
+            swap[s] = own
+    return expr.xreplace(swap) if swap else expr
+
+
+def as_expressions(values, symbols, *, where: str, length: int | None = None,
+                   what: str = "expressions", label=None) -> tuple:
+    """A list of expressions given to the Python API: :func:`as_sequence` then :func:`as_expression` on each
+    entry (``where[i]`` in messages, or ``label(i)``)."""
+    names = _symbol_table(symbols)
+    label = label or (lambda i: f"{where}[{i}]")
+    return tuple(as_expression(e, names, where=label(i))
+                 for i, e in enumerate(as_sequence(values, where, length=length, what=what)))
+
+
+def chart_names(chart, *more) -> dict:
+    """name -> symbol for a chart's coordinates, velocities and parameters, and the symbols ``more``
+    (``None`` entries skipped)."""
+    out = {s.name: s for s in (*chart.coordinates, *chart.velocities, *chart.parameters)}
+    for group in more:
+        if group is None:
+            continue
+        for s in (group,) if isinstance(group, sp.Basic) else group if hasattr(group, "__iter__") else ():
+            if isinstance(s, sp.Symbol):
+                out[s.name] = s
+    return out
+
+
+class _AnyName(Mapping):
+    """Every identifier that is not a standard function or constant, as a real symbol of that name (for
+    :func:`sympified`, which reads strings given to functions that have no chart of names at hand)."""
+
+    def __getitem__(self, name):
+        if name in STANDARD_FUNCTIONS or name in CONSTANTS:
+            raise KeyError(name)
+        return sp.Symbol(name, real=True)
+
+    def __contains__(self, name):
+        return isinstance(name, str) and name not in STANDARD_FUNCTIONS and name not in CONSTANTS
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+
+def sympified(value, where: str = "expression", names: Mapping[str, Any] | None = None) -> sp.Basic:
+    """``sympy.sympify(value)`` without ever running code: a SymPy object is returned as it is; a string is
+    parsed by :func:`parse_expression` (with ``names``; without them every identifier is a real symbol of
+    that name); another value is converted only if SymPy knows it as a number or container
+    (``sympify(strict=True)``), otherwise :class:`~anholo.errors.ArgumentError`."""
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, str):
+        return parse_expression(value, _AnyName() if names is None else names, where=where)
+    if isinstance(value, (list, tuple)):  # as sympify: a list of expressions, a tuple a sympy Tuple
+        items = [sympified(v, f"{where}[{i}]", names) for i, v in enumerate(value)]
+        return items if isinstance(value, list) else sp.Tuple(*items)
+    try:
+        return sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError, AttributeError):
+        raise ArgumentError(f"{where}: expected an expression (a SymPy expression, a number or a string), got "
+                            f"{type(value).__name__} {shown(repr(value), 60)}.") from None

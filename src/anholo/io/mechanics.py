@@ -55,10 +55,15 @@ import numpy as np
 import sympy as sp
 
 from ..algebra import dag_size, numeric_value, random_point, size_exceeds, tidy
+from ..algebra.codegen import generate
+from ..algebra.engine import to_engine
 from ..algebra.printing import latex
+from ..algebra.program import Program
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
-from ..errors import MechanicsModelError
+from ..errors import ArgumentError, MechanicsModelError, printable
+from .expressions import as_sequence, sympified
+from sympy.core.function import AppliedUndef
 from ..geometry.chart import Chart, velocity_symbol
 from ..geometry.frame import Frame
 
@@ -239,32 +244,59 @@ class MechanicsModel:
         :meth:`multiplier_form` at each call (no symbolic field: usable for large models such as the
         bicycle; the constraints hold to the integrator's accuracy, as in any index-1 formulation).
         ``values`` maps parameter names or symbols to numbers (default: the model's values).
+
+        Both routes are generated once per model by :func:`anholo.algebra.codegen.generate` (C built at run
+        time where a compiler works, else Python), the parameters passed at run time: a new set of values
+        costs no new code.  The multiplier route solves ``[[W, −Aᵀ], [A, 0]] (q̈, λ) = (F, r)`` inside the
+        generated code (elimination with partial pivoting).
         """
-        vals = self._values(values)
-        if route == "multipliers":
-            W, F, A, rc = self._multiplier_parts
-            q, u = self.chart.coordinates, self.chart.velocities
-            n, k = len(q), A.rows
-            fn = sp.lambdify((q, u), [M.xreplace(vals) for M in (W, F, A, rc)], modules="numpy", cse=True)
-
-            def f(t, x):
-                Wv, Fv, Av, rv = (np.array(m, dtype=float) for m in fn(x[:n], x[n:]))
-                Av = Av.reshape(k, n)
-                K = np.block([[Wv, -Av.T], [Av, np.zeros((k, k))]])
-                acc = np.linalg.solve(K, np.concatenate([Fv.ravel(), rv.ravel()]))[:n]
-                return np.concatenate([np.asarray(x[n:], dtype=float), acc])
-
-            return f
-        if route != "field":
+        if route not in ("field", "multipliers"):
             raise MechanicsModelError(f"route={route!r}: use 'field' or 'multipliers'.")
-        fld = self.field()
-        rhs = [e.xreplace(vals) for e in list(fld.velocity_field()) + list(fld.accelerations)]
-        fn = sp.lambdify(self.states, rhs, modules="math", cse=True)
+        vals = self._values(values)
+        try:
+            p = [float(vals[s]) for s in self.chart.parameters]
+        except TypeError:
+            raise MechanicsModelError("ode_function needs numbers for every parameter; pass values={name: number}.") \
+                from None
+        fn, size = self._generated(route)
+        g = fn.bind(p)
+        if size == fn.size:
+            return g
 
         def f(t, x):
-            return np.array(fn(*x), dtype=float)
+            return g(t, x)[:size]
 
         return f
+
+    def _generated(self, route: str) -> tuple:
+        """``(GeneratedFunction, size)`` of :meth:`ode_function`'s route, generated once per model with the
+        parameters as runtime arguments (:func:`anholo.algebra.codegen.generate`); ``size`` = the length of ẋ."""
+        cache = self.__dict__.setdefault("_generated_cache", {})
+        if route in cache:
+            return cache[route]
+        q, u = list(self.chart.coordinates), list(self.chart.velocities)
+        params = [to_engine(s) for s in self.chart.parameters]
+        if route == "multipliers":
+            W, F, A, r = self._multiplier_parts
+            n, k = len(q), A.rows
+            K = sp.zeros(n + k, n + k)
+            K[:n, :n] = W
+            if k:
+                K[:n, n:] = -A.T
+                K[n:, :n] = A
+            exprs = list(u) + list(K) + list(F) + list(r)
+            state = q + u
+            prog = Program.from_expressions([to_engine(s) for s in state] + params, [to_engine(e) for e in exprs])
+            fn = generate(prog, [("y", [to_engine(s) for s in state]), ("p", params)], solve=(n, n + k))
+            cache[route] = (fn, 2 * n)
+        else:
+            fld = self.field()
+            exprs = list(fld.velocity_field()) + list(fld.accelerations)
+            state = list(self.states)
+            prog = Program.from_expressions([to_engine(s) for s in state] + params, [to_engine(e) for e in exprs])
+            fn = generate(prog, [("y", [to_engine(s) for s in state]), ("p", params)])
+            cache[route] = (fn, fn.size)
+        return cache[route]
 
     @cached_property
     def _multiplier_parts(self) -> tuple:
@@ -313,7 +345,7 @@ class MechanicsModel:
         for k, v in given.items():
             name = k if isinstance(k, str) else getattr(k, "name", str(k))
             if name in by_name:
-                out[by_name[name]] = sp.Float(v) if isinstance(v, float) else sp.sympify(v)
+                out[by_name[name]] = sp.Float(v) if isinstance(v, float) else sympified(v, f"values[{name}]")
         missing = [p.name for p in self.chart.parameters if p not in out]
         if missing:
             raise MechanicsModelError(f"no values for the parameters {missing}; pass values={{name: number}}.")
@@ -434,6 +466,63 @@ def _from_source(source, kw: dict) -> dict:
     return out
 
 
+def _checked_arguments(me, source, *, frame, bodies, loads, coordinates, speeds, kd_eqs, velocity_constraints,
+                       holonomic_constraints, origin, name, values) -> dict:
+    """The keyword arguments of :func:`from_mechanics` checked (an :class:`ArgumentError` naming the argument
+    and what it takes), as tuples; a coordinate or speed given by name is ``dynamicsymbols(name)`` (the same
+    object as the one the bodies' positions use, SymPy compares undefined functions by name)."""
+    if source is not None and not isinstance(source, (me.ReferenceFrame, me.KanesMethod, me.System)):
+        raise ArgumentError(f"from_mechanics: the first argument must be a KanesMethod, a System or the inertial "
+                            f"ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
+    if frame is not None and not isinstance(frame, me.ReferenceFrame):
+        raise ArgumentError(f"from_mechanics: frame= must be a ReferenceFrame (the inertial frame N), got "
+                            f"{type(frame).__name__}.")
+    if origin is not None and not isinstance(origin, me.Point):
+        raise ArgumentError(f"from_mechanics: origin= must be a Point, got {type(origin).__name__}.")
+    if not isinstance(name, str):
+        raise ArgumentError(f"from_mechanics: name= must be a string, got {type(name).__name__}.")
+    if values is not None and not isinstance(values, Mapping):
+        raise ArgumentError(f"from_mechanics: values= must be a dict symbol or name -> number, got "
+                            f"{type(values).__name__}.")
+    out = {"frame": frame}
+    t = me.dynamicsymbols._t
+    for key, value in (("coordinates", coordinates), ("speeds", speeds)):
+        items = []
+        for i, item in enumerate(as_sequence(value, f"from_mechanics: {key}", what="dynamic symbols")):
+            if isinstance(item, str):
+                if not item.isidentifier():
+                    raise ArgumentError(f"from_mechanics: {key}[{i}] = {printable(repr(item))[:60]} is not a name; "
+                                        "give dynamicsymbols('q1') or its name 'q1'.")
+                item = me.dynamicsymbols(item)
+            if not (isinstance(item, AppliedUndef) and item.args == (t,)):
+                raise ArgumentError(f"from_mechanics: {key}[{i}] must be a dynamic symbol (dynamicsymbols('q1')), "
+                                    f"got {type(item).__name__} {printable(repr(item))[:60]}.")
+            items.append(item)
+        out[key] = tuple(items)
+    for key, value in (("kd_eqs", kd_eqs), ("velocity_constraints", velocity_constraints),
+                       ("holonomic_constraints", holonomic_constraints)):
+        items = as_sequence(value, f"from_mechanics: {key}", what="SymPy expressions")
+        for i, item in enumerate(items):
+            if not isinstance(item, sp.Expr) and not (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                raise ArgumentError(f"from_mechanics: {key}[{i}] must be a SymPy expression in the dynamic symbols "
+                                    f"(each = 0), got {type(item).__name__} {printable(repr(item))[:60]}.")
+        out[key] = tuple(items)
+    bodies = as_sequence(bodies, "from_mechanics: bodies", what="RigidBody or Particle objects")
+    for i, body in enumerate(bodies):
+        if not isinstance(body, (me.RigidBody, me.Particle)):
+            raise ArgumentError(f"from_mechanics: bodies[{i}] must be a RigidBody or a Particle, got "
+                                f"{type(body).__name__} {printable(repr(body))[:60]}.")
+    out["bodies"] = bodies
+    loads = as_sequence(loads, "from_mechanics: loads", what="(Point, force) or (ReferenceFrame, torque) pairs")
+    for i, load in enumerate(loads):
+        if not (isinstance(load, tuple) and len(load) == 2 and isinstance(load[0], (me.Point, me.ReferenceFrame))
+                and isinstance(load[1], me.Vector)):
+            raise ArgumentError(f"from_mechanics: loads[{i}] must be a pair (Point, force vector) or (ReferenceFrame, "
+                                f"torque vector), got {printable(repr(load))[:80]}.")
+    out["loads"] = loads
+    return out
+
+
 def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=(), speeds=(), kd_eqs=(),
                    velocity_constraints=(), holonomic_constraints=(), origin=None, name: str = "mechanics model",
                    values: Mapping | None = None) -> MechanicsModel:
@@ -484,9 +573,9 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
     -g*m*y + m*(x_dot**2 + y_dot**2)/2
     """
     me = _mech()
-    kw = dict(frame=frame, bodies=tuple(bodies), loads=tuple(loads), coordinates=tuple(coordinates),
-              speeds=tuple(speeds), kd_eqs=tuple(kd_eqs), velocity_constraints=tuple(velocity_constraints),
-              holonomic_constraints=tuple(holonomic_constraints))
+    kw = _checked_arguments(me, source, frame=frame, bodies=bodies, loads=loads, coordinates=coordinates,
+                            speeds=speeds, kd_eqs=kd_eqs, velocity_constraints=velocity_constraints,
+                            holonomic_constraints=holonomic_constraints, origin=origin, name=name, values=values)
     expected, dep_speeds = None, ()
     if source is not None and not isinstance(source, me.ReferenceFrame):
         spec = _from_source(source, kw)

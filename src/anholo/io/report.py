@@ -95,6 +95,9 @@ class _OverBudget(BaseException):
     so that no ``except Exception`` inside a computation swallows it)."""
 
 
+INTERRUPTED = "not computed: interrupted (Ctrl-C)"
+
+
 @contextmanager
 def _deadline(seconds):
     """Interrupt the enclosed computation after ``seconds`` (SIGALRM; only in the main thread and when
@@ -152,6 +155,11 @@ class Report:
         self.presenter = presenter
         self.constrained = constrained
         self.render_errors: dict = {}  # block key -> why it could not be printed
+
+    @property
+    def interrupted(self) -> bool:
+        """True if Ctrl-C stopped the report (the blocks before it are complete)."""
+        return any(o.error == INTERRUPTED for o in self.outcomes)
 
     @property
     def complete(self) -> bool:
@@ -579,6 +587,11 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         try:
             with _deadline(left):
                 block = builders[key]()
+        except KeyboardInterrupt:  # Ctrl-C: the blocks computed so far are the report, the rest is said so
+            outcomes.append(Outcome(key, titles[key], seconds=time.monotonic() - t0, error=INTERRUPTED))
+            outcomes += [Outcome(k, titles[k], error=INTERRUPTED) for k in wanted[wanted.index(key) + 1:]
+                         if k in applies]
+            break
         except _NotApplicable as exc:
             outcomes.append(Outcome(key, titles[key], note=str(exc)))
             continue

@@ -80,8 +80,9 @@ quantities : table, optional
     ``--sweep`` accept them (a reference motion by a physical quantity).
 units : table, optional
     Units for display, ``name = "unit"`` for coordinates, velocities,
-    parameters, inputs, quantities and the time, e.g. ``rear_wheel_dot =
-    "rad/s"``, ``speed = "m/s"``; shown in tables and on plot axes.
+    parameters, inputs, quantities and the time (``t``, or the file's
+    ``time`` name), e.g. ``rear_wheel_dot = "rad/s"``, ``speed = "m/s"``,
+    ``t = "s"``; shown in tables and on plot axes.
 
 Expressions follow :func:`anholo.io.expressions.parse_expression`: ``^``
 and ``**`` are powers, decimals are exact, and the standard functions
@@ -107,11 +108,12 @@ from typing import Any
 
 import sympy as sp
 
-from anholo.errors import SystemFileError
+from anholo.errors import SystemFileError, printable
 from anholo.io.expressions import parse_expression
 from anholo.io.validation import SIGNS, check_parameter_value, parameter_symbol
 from anholo.io.systemfile_format import (KNOWN_FIELDS, VELOCITY_SUFFIX, _Reader,
-                                          _float_to_rational, _is_number, _number, _toml_type)
+                                          _float_to_rational, _is_number, _number, _toml_type,
+                                          load_toml)
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -481,21 +483,25 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     >>> spec.frame
     ((1, 0), (0, 1/r))
     """
+    if not isinstance(text, str):
+        raise SystemFileError(f"{printable(source)}: expected the TOML text as a string, got {type(text).__name__}; "
+                              "load_system_file(path) reads a file.")
     if text.startswith("\ufeff"):  # a byte-order mark, as some editors write it
         text = text[1:]
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SystemFileError(
-            f"{source}: malformed TOML: {exc}. Fix the syntax at that position "
-            '(strings need double quotes, e.g. lagrangian = "x_dot^2/2").'
-        ) from None
+    if not isinstance(source, str):
+        source = str(source)
+    data = load_toml(text, source)
     reader = _Reader(data, source)
     reader.check_fields()
     name = reader.string("name")
     if not name.strip():
         raise reader.fail("name", 'the name is empty; write e.g. name = "Free rigid body".')
     description = reader.string("description", "")
+    for key, text, allowed in (("name", name, ""), ("description", description, "\n\t")):
+        bad = next((c for c in text if not c.isprintable() and c not in allowed and c != " "), None)
+        if bad is not None:
+            raise reader.fail(key, f"the control or invisible character U+{ord(bad):04X} in "
+                              f"'{printable(text)[:80]}'; remove it (it would be sent to the terminal as it is).")
     coords, params, funcs = reader.declare()
 
     coordinates = tuple(sp.Symbol(q, real=True) for q in coords)
@@ -516,7 +522,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     if used_inputs:
         raise reader.fail("lagrangian", f"uses the input {used_inputs[0]}; inputs enter through `forces` "
                           "(or constraints), not the Lagrangian.")
-    frame = reader.frame(names, coords, velocities)
+    frame = reader.frame(names, coords, velocities, ((quasi or (), "quasi-velocity"), (inputs, "input")))
     if time is not None:
         reader.time_free("frame", [c for row in (frame or ()) for c in row], time)
     forces = _read_force_list(reader, "forces", names, len(coords))
@@ -532,7 +538,7 @@ def parse_system(text: str, source: str = "<string>") -> SystemSpec:
     symmetry = _read_symmetry(reader, names, coords, velocities)
     quantities = _read_quantities(reader, names, inputs, time)
     units = _read_units(reader, {*names, *(s.name for s in inputs), *(s.name for s in quasi or ()),
-                                 *((time.name,) if time is not None else ()), *quantities})
+                                 *((time.name,) if time is not None else ("t",)), *quantities})
     return SystemSpec(
         name=name,
         description=description,
@@ -671,7 +677,7 @@ def _read_signs(reader: _Reader, params: list[str]) -> dict[str, str]:
         if key not in params:
             raise reader.fail(f"signs.{key}", f"{key!r} is not a declared parameter; [signs] gives the signs of "
                               f"parameters ({', '.join(params) or 'none declared'}).")
-        if value not in SIGNS:
+        if not isinstance(value, str) or value not in SIGNS:
             raise reader.fail(f"signs.{key}", f"expected one of {', '.join(repr(k) for k in SIGNS)}, got {value!r}.")
     return dict(table)
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 import difflib
 import keyword
 import math
+import re
+import tomllib
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 import sympy as sp
 
-from anholo.errors import SystemFileError
+from anholo.io.expressions import sympified
+from anholo.errors import LimitError, SystemFileError, printable
 from anholo.io import limits as _limits
 from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
 from anholo.io.validation import check_parameter_value
@@ -73,9 +76,107 @@ def _is_number(value: Any) -> bool:
 
 
 def _float_to_rational(value: float, where: str) -> sp.Rational:
+    """The exact rational a decimal stands for: a TOML float keeps the text written in the file
+    (``1.00000000000000000001`` is that number, not the float64 1.0), a Python float its shortest repr."""
     if not math.isfinite(value):
-        raise SystemFileError(f"{where}: {value!r} is not a finite number.")
-    return sp.Rational(repr(value))
+        raise SystemFileError(f"{where}: {printable(getattr(value, 'text', repr(value)))} is not a finite number.")
+    return sp.Rational(getattr(value, "text", None) or repr(value))
+
+
+class _TomlFloat(float):
+    """A TOML float that remembers its literal text (for exact decimals)."""
+
+    text: str
+
+    def __new__(cls, text: str):
+        obj = super().__new__(cls, text)
+        obj.text = text.replace("_", "")
+        return obj
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class _LongNumber(Exception):
+    def __init__(self, text: str, digits: int):
+        self.text, self.digits = text, digits
+
+
+def _toml_float(text: str) -> float:
+    """``parse_float`` hook of :func:`tomllib.loads`: the literal checked against the digits bound
+    (as written, counting the exponent: ``1e10000`` has 10001 digits), kept as :class:`_TomlFloat`."""
+    clean = text.replace("_", "").lower().lstrip("+-")
+    if clean in ("inf", "nan"):
+        return _TomlFloat(text)
+    mantissa, _, exponent = clean.partition("e")
+    if len(exponent) > 12:
+        digits = 10 ** 12
+    else:
+        digits = sum(c.isdigit() for c in mantissa) + abs(int(exponent or "0"))
+    if digits > _limits.current().digits:
+        raise _LongNumber(text, digits)
+    return _TomlFloat(text)
+
+
+def _line_of(text: str, needle: str) -> str:
+    at = text.find(needle)
+    return f"line {text.count(chr(10), 0, at) + 1}" if at >= 0 else "somewhere"
+
+
+def load_toml(text: str, source: str) -> dict:
+    """The TOML document ``text`` as a dict, read exactly and within the limits (:mod:`anholo.io.limits`):
+    floats keep their decimal text (exact), integers and floats have at most ``digits`` digits, arrays
+    and tables are nested at most ``nesting`` deep; malformed TOML, a number too long or a nesting too deep
+    is a :class:`SystemFileError` (:class:`LimitError`) naming the line or the key."""
+    bound = _limits.current()
+    try:
+        data = tomllib.loads(text, parse_float=_toml_float)
+    except tomllib.TOMLDecodeError as exc:
+        raise SystemFileError(
+            f"{source}: malformed TOML: {printable(exc)}. Fix the syntax at that position "
+            '(strings need double quotes, e.g. lagrangian = "x_dot^2/2").'
+        ) from None
+    except _LongNumber as exc:
+        _limits.check("digits", exc.digits, f"{source}: {_line_of(text, exc.text)}",
+                      f"the number {printable(exc.text[:30])}{'...' if len(exc.text) > 30 else ''} "
+                      f"(about {exc.digits} digits)")
+        raise  # pragma: no cover - check raised
+    except RecursionError:
+        raise LimitError(f"{source}: the arrays or tables are nested too deeply to read (thousands of levels); "
+                         "a system file needs at most a few levels.") from None
+    except ValueError as exc:  # an integer beyond Python's int-to-string limit (4300 digits)
+        longest = max(re.finditer(r"[0-9_]+", text), key=lambda m: len(m.group()), default=None)
+        where = _line_of(text, longest.group()) if longest else "somewhere"
+        raise LimitError(f"{source}: {where}: an integer of more than 4300 digits cannot be read (Python's bound "
+                         f"for integers; anholo's limit is {bound.digits} digits): shorten the number.") from None
+    _check_values(data, source, bound)
+    return data
+
+
+def _short(path: str) -> str:
+    path = printable(path)
+    return path if len(path) <= 60 else path[:55] + " ..."
+
+
+def _check_values(data: dict, source: str, bound) -> None:
+    """Every integer of ``data`` within the digits bound and every array/table within the nesting bound
+    (the key path in the message), walked without recursion."""
+    stack = [(data, "", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, dict):
+            items = [(f"{path}.{k}" if path else str(k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            if isinstance(value, int) and not isinstance(value, bool):
+                digits = _limits.digits_of(value)
+                _limits.check("digits", digits, f"{source}: {_short(path)}", f"an integer of about {digits} digits")
+            continue
+        if depth > bound.nesting:
+            _limits.check("nesting", depth, f"{source}: {_short(path) or 'the document'}",
+                          "the nesting of arrays and tables")
+        stack.extend((v, p, depth + 1) for p, v in items)
 
 
 def _number(value: int | float, where: str) -> sp.Rational:
@@ -195,8 +296,10 @@ class _Reader:
         return parse_expression(value, names, where=f"{self.source}: {where}")
 
     def frame(
-        self, names: Mapping[str, Any], coords: list[str], velocities: tuple[sp.Symbol, ...]
+        self, names: Mapping[str, Any], coords: list[str], velocities: tuple[sp.Symbol, ...], others=()
     ) -> tuple[tuple[sp.Expr, ...], ...] | None:
+        """The frame rows; ``others``: pairs (symbols, word) refused in its entries besides the velocities
+        (quasi-velocities, inputs)."""
         if "frame" not in self.data:
             return None
         value = self.data["frame"]
@@ -221,13 +324,14 @@ class _Reader:
             for j, entry in enumerate(row):
                 where = f"frame[{i}][{j}]"
                 expr = self.expression(where, entry, names, numbers=True)
-                used = sorted((expr.free_symbols & set(velocities)), key=str)
-                if used:
-                    raise self.fail(
-                        where,
-                        f"the velocity {used[0]} appears in {entry!r}; frame components "
-                        "depend on coordinates and parameters only.",
-                    )
+                for symbols, word in ((velocities, "velocity"), *others):
+                    used = sorted((expr.free_symbols & set(symbols)), key=str)
+                    if used:
+                        raise self.fail(
+                            where,
+                            f"the {word} {used[0]} appears in {printable(repr(entry))}; frame components "
+                            "depend on coordinates and parameters only.",
+                        )
                 entries.append(expr)
             rows.append(tuple(entries))
         return tuple(rows)
@@ -246,7 +350,7 @@ class _Reader:
 
     def time_free(self, key: str, exprs: list, time: sp.Symbol) -> None:
         """The frame may not depend on time (the Lagrangian, forces and constraints may)."""
-        if any(time in sp.sympify(e).free_symbols for e in exprs):
+        if any(time in sympified(e).free_symbols for e in exprs):
             raise self.fail(
                 key,
                 f"depends on the time {time}; a frame must not depend on time "

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 
 import sympy as sp
 
+from anholo.io.expressions import sympified
 from anholo.errors import SystemFileError
 from anholo.io.expressions import parse_expression, shown
 
@@ -86,7 +87,7 @@ def check_parameter_value(symbol: sp.Symbol, value, where: str, error=SystemFile
     An expression in other parameters must be *provably* of the sign (``I2 = I1`` for positive
     ``I1``, ``I2``), since every result is derived under the parameter's assumptions.
     """
-    value = sp.sympify(value)
+    value = sympified(value)
     name = symbol.name
     if value.has(sp.nan, sp.zoo, sp.oo, sp.S.NegativeInfinity):
         raise error(f"{where}: {shown(value, 40)} is not a finite number.")

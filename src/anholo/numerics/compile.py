@@ -36,6 +36,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from ..algebra import xreplace_dag
 
 from ..algebra.expressions import dag_atoms, free_symbols, without_deltas
+from ..algebra.codegen import from_sources
 from ..algebra.program import MATH_NAMESPACE
 from ..dynamics.maggi import MaggiSystem
 from ..errors import InitialStateError, InputError, MissingParameterError, SimulationError
@@ -45,7 +46,7 @@ from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
 
-_NAMESPACE = {"math": math, "numpy": np, "_array": np.array, "_solve": np.linalg.solve, **MATH_NAMESPACE}
+_NAMESPACE = {"_generated": from_sources, "math": math, "numpy": np, "_array": np.array, "_solve": np.linalg.solve, **MATH_NAMESPACE}
 _CACHE: dict = {}  # source digest -> executed namespace (per process)
 
 def _is_time(s: sp.Symbol) -> bool:

@@ -2,10 +2,12 @@
 
 :func:`compile_maggi` gives the :class:`~anholo.numerics.compile.CompiledSystem` that
 :func:`~anholo.numerics.simulate` integrates, for a :class:`~anholo.dynamics.maggi.MaggiSystem`: the
-state is ``(q, v^α)`` with ``v^α = q̇^{f_α}``; each right-hand side evaluates the shared definitions
-of ``q̇ = X_α v^α + β``, ``g`` and the right-hand side ``F`` once (scalar ``math`` code), and solves
-``g v̇ = F`` by LAPACK — nothing symbolic is inverted, nothing is expanded (the PyDy design, Gede,
-Peterson, Sinha & Moore 2013).  The read-outs (natural velocities, multipliers of the constraints as
+state is ``(q, v^α)`` with ``v^α = q̇^{f_α}``; the right-hand side is one generated function
+(:mod:`anholo.algebra.codegen`: C built at run time where a compiler works, else Python with
+:mod:`math`) that evaluates the shared definitions of ``q̇ = X_α v^α + β``, ``g`` and ``F`` once and
+solves ``g v̇ = F`` inside by elimination with partial pivoting, the parameters passed at run time —
+nothing symbolic is inverted, nothing is expanded (the PyDy design, Gede, Peterson, Sinha & Moore
+2013).  ``ANHOLO_CODEGEN=python`` forces the pure-Python code.  The read-outs (natural velocities, multipliers of the constraints as
 written, energy, constraints, holonomic constraints and their Jacobian for the projection) are
 generated as elementwise numpy code from their own programs.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..algebra.codegen import c_text, find_compiler, python_source
 from ..algebra.engine import se, to_engine
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
@@ -53,22 +56,15 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     params = [str(a) for a in prog.args[n + m:] if str(a) not in ("t",) and (nh.time is None or str(a) != nh.time.name)]
     state = q + v
     time = [nh.time.name] if nh.time is not None else []
-    # the right-hand side: scalar code, then a LAPACK solve of g v̇ = F
-    lines, outs = prog.body({**dict(zip(state, [f"_y{i}" for i in range(len(state))])),
-                             **dict(zip(params, [f"_p{i}" for i in range(len(params))])),
-                             **({time[0]: "t"} if time else {})})
-    K, Mflat, F = outs[:n], outs[n:n + m * m], outs[n + m * m:]
-    src = ["def make_rhs(p):",
-           "    " + (", ".join(f"_p{i}" for i in range(len(params))) + ("," if len(params) == 1 else "")
-                     + " = p" if params else "pass"),
-           "    def _f(t, y):",
-           "        " + ", ".join(f"_y{i}" for i in range(len(state))) + ("," if len(state) == 1 else "")
-           + " = y.tolist()"]
-    src += ["        " + x for x in lines]
-    src += [f"        _g = _array(({', '.join(Mflat)},)).reshape({m}, {m})",
-            f"        _vd = _solve(_g, _array(({', '.join(F)},)))",
-            f"        return numpy.concatenate((_array(({', '.join(K)},)), _vd))",
-            "    return _f"]
+    # the right-hand side: one generated function (C where a compiler works, else Python) that evaluates
+    # the program and solves g v̇ = F inside (anholo.algebra.codegen); the parameters are runtime arguments
+    groups = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
+              ("p", [se.Symbol(x) for x in params])]
+    c_src = c_text(prog, groups, (n, m)) if find_compiler() is not None else ""
+    py_src = python_source(prog, groups, (n, m))
+    src = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}",
+           "def make_rhs(p):",
+           f"    return _generated(_RHS_C, _RHS_PY, {n + m}, {n + m}, {len(params)}).bind(p)"]
     # read-outs, elementwise on arrays
     pairs, res = nh.shared()
     readout = Program((), tuple(pairs), tuple(res["lambda_v"]))

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ..errors import SimulationError
+from ..errors import AnholoError, SimulationError
+from ..io.expressions import as_expression
 from .compile import compile_functions
 
 __all__ = ["energy", "energy_drift", "constraint_residuals", "momentum_map", "cyclic_coordinates"]
@@ -75,10 +76,11 @@ def momentum_map(traj, xi) -> np.ndarray:
         if len(comps) != len(q):
             raise SimulationError(f"a vector field on Q needs {len(q)} components, got {len(comps)}.")
         names = {s.name: s for s in tuple(q) + tuple(ode.parameters)}
-        try:
-            comps = [sp.sympify(c, locals=names) for c in comps]
-        except (sp.SympifyError, TypeError) as exc:
-            raise SimulationError(f"cannot read the components {xi!r}: {exc}") from exc
+        try:  # the safe reader: a string is parsed, never run (sympify would execute it)
+            comps = [as_expression(c, names, where=f"component {i + 1} of the vector field", allow_unknown=False)
+                     for i, c in enumerate(comps)]
+        except AnholoError as exc:
+            raise SimulationError(f"cannot read the components of the vector field: {exc}") from None
     L = ode.lagrangian
     J = sp.Add(*[L.diff(u) * c for u, c in zip(ode.velocities, comps) if c != 0])
     f = compile_functions([J], q, ode.velocities, ode.parameters)

@@ -46,6 +46,7 @@ from ..dynamics.maggi import MaggiSystem
 from ..dynamics.nonholonomic import NonholonomicField
 from ..dynamics.vakonomic import VakonomicField, VakonomicSystem
 from ..errors import DimensionError, SimulationError
+from ..io.expressions import sympified
 from ..geometry.tangent import SecondOrderField
 
 __all__ = [
@@ -127,11 +128,11 @@ class FirstOrderSystem:
 
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(self.inputs or ()))
-        object.__setattr__(self, "holonomic", tuple(sp.sympify(f) for f in (self.holonomic or ())))
+        object.__setattr__(self, "holonomic", tuple(sympified(f, "a holonomic constraint") for f in (self.holonomic or ())))
         for attr in ("coordinates", "velocities", "state", "rates", "natural_velocities", "initial_state",
                      "constraints", "multipliers", "multiplier_inputs"):
-            object.__setattr__(self, attr, tuple(sp.sympify(e) for e in getattr(self, attr)))
-        object.__setattr__(self, "lagrangian", sp.sympify(self.lagrangian))
+            object.__setattr__(self, attr, tuple(sympified(e, attr) for e in getattr(self, attr)))
+        object.__setattr__(self, "lagrangian", sympified(self.lagrangian, "the Lagrangian"))
         object.__setattr__(self, "multiplier_names", tuple(self.multiplier_names))
         n = len(self.coordinates)
         if len(self.velocities) != n or len(self.natural_velocities) != n:
