@@ -55,7 +55,7 @@ from ..algebra.printing import latex
 from ..dynamics.nonholonomic import NonholonomicField, NonholonomicSystem
 
 __all__ = ["divergence", "liouville_residual", "is_invariant_density", "FunctionAnsatz", "default_function_ansatz",
-           "InvariantDensity", "search_invariant_density"]
+           "product_function_ansatz", "InvariantDensity", "search_invariant_density"]
 
 
 def _coordinate_velocities(field_: NonholonomicField) -> tuple:
@@ -137,6 +137,39 @@ def default_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
     what = "constants" if degree == 0 else (
         f"polynomials of degree <= {degree} in the coordinates {names} (sin and cos for the angles)")
     return FunctionAnsatz(tuple(dict.fromkeys(basis)), what)
+
+
+def product_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
+    """Products over the coordinates of one factor each: ``1, q, …, q^degree`` for a coordinate that is not
+    an angle, and for an angle ``1, sin q, cos q`` (degree 1) plus ``sin² q, sin q cos q`` (degree ≥ 2;
+    ``cos² q = 1 − sin² q``).  The degree is bounded per coordinate, not in total: the coefficients of
+    rigid-body integrals such as ``sin²θ sin²ψ`` (Chaplygin 1903) are in the ansatz of degree 2, and the
+    functions are linearly independent."""
+    options = []
+    for q in coordinates:
+        if q in angles:
+            opts = [sp.S.One] + ([sp.sin(q), sp.cos(q)] if degree >= 1 else [])
+            if degree >= 2:
+                opts += [sp.sin(q) ** 2, sp.sin(q) * sp.cos(q)]
+        else:
+            opts = [q ** k for k in range(degree + 1)]
+        options.append(opts)
+    basis = [sp.Mul(*combo) for combo in itertools.product(*options)]
+    names = ", ".join(str(q) for q in coordinates) or "none"
+    what = ("constants" if degree == 0 else
+            f"products of one function per coordinate of {names}: powers <= {degree} "
+            f"(for an angle 1, sin, cos" + (", sin^2, sin*cos)" if degree >= 2 else ")"))
+    return FunctionAnsatz(tuple(dict.fromkeys(basis)), what)
+
+
+def fixed_parameters(parameters, seed: int = 31) -> dict:
+    """Generic rational values of the parameters, the same at every point: the numerical prefilter of an
+    ansatz search looks for relations whose coefficients may depend on the parameters (Jellett's and
+    Chaplygin's integrals, the carriage's density), which random parameters at every point would hide."""
+    import random
+
+    rng = random.Random(seed)
+    return {p: sp.Rational(rng.randint(23, 97), rng.randint(11, 21)) for p in parameters}
 
 
 @dataclass(frozen=True)
