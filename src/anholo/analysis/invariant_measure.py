@@ -384,7 +384,45 @@ def search_invariant_density(field_: NonholonomicField, ansatz: FunctionAnsatz |
                 return InvariantDensity(N, div, False, conds, tuple(searched), what, count, complete, True)
         if not complete:
             break
+    if ansatz is None and complete:
+        for B, k, label in _bases(nh):
+            if budget is not None and time.process_time() - start > budget:
+                complete = False
+                break
+            what = "exp(c_A q^A) * " + ("1" if k == 0 else label.replace(" * F", "")) + ", c_A constant"
+            searched.append(what)
+            N = _exponential(field_, div, B, k, q, v)
+            if N is not None and is_invariant_density(field_, N):
+                return InvariantDensity(N, div, False, conds, tuple(searched), what, 1, complete, True)
     return InvariantDensity(None, div, False, conds, tuple(searched), None, 0, complete, False)
+
+
+def _exponential(field_, div, B, k, q, v):
+    """``N = exp(c_A q^A) B^k`` with constant ``c_A`` solving ``c_A q̇^A + k Γ(B)/B + div Γ_nh = 0`` (the
+    Liouville condition divided by N), or None.  The condition is affine in the ``c_A``: its coefficients
+    in ``(q, v)`` give a linear system solved exactly; free constants are set to 0."""
+    qdot = field_.velocity_field()
+    c = [sp.Dummy(f"e{j}") for j in range(len(q))]
+    weight = div if k == 0 else k * _along(field_, B) / B + div
+    signs = _Signs.of([weight])
+    residual = sp.Add(*[cj * qd for cj, qd in zip(c, qdot) if qd != 0]) + signs(weight)
+    try:
+        coeffs = coefficients_in(residual, q, v)
+        M, b = linear_system(coeffs, c)
+        if M.rows == 0:
+            return None
+        elim = eliminate(M, b, c)
+    except (NotPolynomial, PolynomialError):
+        return None
+    if elim.conditions:
+        return None
+    zero = {z: 0 for z in elim.free}
+    exponent = sp.Add(*[tidy(signs.back(elim.solution[cj].xreplace(zero))) * x
+                        for cj, x in zip(c, q) if cj in elim.solution])
+    if exponent == 0:
+        return None
+    N = sp.exp(sp.factor(exponent))
+    return N if k == 0 else sp.powdenest(B ** k, force=True) * N
 
 
 def _normalised(N, coordinates) -> sp.Expr:
