@@ -17,7 +17,8 @@ import pytest
 import sympy as sp
 from scipy.integrate import solve_ivp
 
-from anholo.analysis.first_integrals import first_integrals
+from anholo.analysis.first_integrals import first_integrals, search_first_integrals
+from anholo.analysis.invariant_measure import product_function_ansatz
 from anholo.system import System
 
 
@@ -141,3 +142,53 @@ def test_sphere_on_a_turntable_circles_and_spin_are_found():
     assert _rank(Vf) == 3 and _rank(np.hstack([Vf, Vc])) == 3
     wrong_closed = [e.xreplace({k: wrong}) for e in closed]
     assert _rank(np.hstack([Vf, _values(wrong_closed, q, u, params, pts)])) > 3
+
+
+def _routh_sphere():
+    x, y, ph, th, ps = q = list(sp.symbols("x y phi theta psi"))
+    u = list(sp.symbols("x_dot y_dot phi_dot theta_dot psi_dot"))
+    xd, yd, phd, thd, psd = u
+    m, R, s, I1, I3, g = sp.symbols("m R s I1 I3 g")
+    e3 = sp.Matrix([sp.sin(th) * sp.sin(ph), -sp.sin(th) * sp.cos(ph), sp.cos(th)])
+    vC = sp.Matrix([xd, yd, 0]) + s * sp.Matrix([sp.diff(e, t) * d for e in e3 for t, d in ((th, thd), (ph, phd))]
+                                               ).reshape(3, 2) * sp.Matrix([1, 1])
+    w3 = psd + phd * sp.cos(th)
+    L = (m * vC.dot(vC) / 2 + I1 * (thd ** 2 + phd ** 2 * sp.sin(th) ** 2) / 2 + I3 * w3 ** 2 / 2
+         - m * g * s * sp.cos(th))
+    w = [thd * sp.cos(ph) + psd * sp.sin(th) * sp.sin(ph), thd * sp.sin(ph) - psd * sp.sin(th) * sp.cos(ph),
+         phd + psd * sp.cos(th)]
+    phi = [xd - R * w[1], yd + R * w[0]]
+    jellett = I1 * R * w[2] + ((I3 - I1) * R * sp.cos(th) + s * I3) * w3  # Routh (1905); Borisov & Mamaev (2002)
+    routh2 = w3 ** 2 * (I1 * I3 + m * I1 * R ** 2 * sp.sin(th) ** 2 + m * I3 * (s + R * sp.cos(th)) ** 2)
+    params = {m: 1, R: 1, s: sp.Rational(-3, 10), I1: sp.Rational(1, 2), I3: sp.Rational(3, 5), g: sp.Rational(981, 100)}
+    return q, u, L, phi, jellett, routh2, params, s
+
+
+def test_routh_sphere_jellett_and_routh_integrals_are_found():
+    """Jellett's integral is the one linear integral found (coefficients of degree 2 in theta); the
+    quadratic integrals with coefficients of degree 4 in theta span the energy, Jellett's squared and
+    Routh's squared.  All conserved along the independent multiplier equations."""
+    q, u, L, phi, jellett, routh2, params, s_ = _routh_sphere()
+    sysm = System.load("routh_sphere")
+    nh = sysm.nonholonomic()
+    field = nh.field()
+    res = first_integrals(field, quadratic=False, budget=None)
+    linear = [sp.sympify(str(F.natural)) for F in res.integrals if F.kind == "linear"]
+    assert res.energy_conserved and len(linear) == 1
+    th = nh.frame.chart.coordinates[3]
+    quad = [sp.sympify(str(nh.to_natural(F))) for F in
+            search_first_integrals(field, 2, product_function_ansatz([th], {th}, 4))]
+    assert len(quad) == 3
+    energy = sum(x * sp.diff(L, x) for x in u) - L
+    closed = [jellett, routh2, energy, jellett ** 2]
+    free = u[2:]
+    y0, y1 = _simulate(L, q, u, phi, params, [0.1, 0.2, 0.3, 0.9, -0.4], [0.7, -0.6, 2.0], free, T=6.0)
+    V0 = _values(linear + quad + closed, q, u, params, [y0])
+    V1 = _values(linear + quad + closed, q, u, params, [y1])
+    assert (np.abs(V1 - V0) / np.maximum(1, np.abs(V0))).max() <= 1e-9
+    pts = _random_states(phi, q, u, free, params, 14, 11)
+    Vl, Vq = _values(linear, q, u, params, pts), _values(quad, q, u, params, pts)
+    assert _rank(np.hstack([Vl, _values([jellett], q, u, params, pts)])) == 1
+    assert _rank(Vq) == 3 and _rank(np.hstack([Vq, _values(closed[1:], q, u, params, pts)])) == 3
+    wrong = routh2.xreplace({s_: -s_})  # the centre of mass on the other side: not an integral
+    assert _rank(np.hstack([Vq, _values([wrong], q, u, params, pts)])) > 3

@@ -16,11 +16,16 @@ docs/nonholonomic.rst).
   Proof: ``E_A(L) ξ^A = 0`` for ξ ∈ D, and ``ξ_a^C(L) = 0`` by invariance.  When the generators
   lie in D (c constant) J_ξ is conserved; when none does (𝔤^q = 0: Chaplygin systems) there is
   no equation.
-* Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear) or ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic),
-  the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``; ``Γ_nh(F) = 0`` is linear in the unknown
-  constants and its coefficients give an exact linear system (as for the invariant measures,
-  :mod:`anholo.analysis.invariant_measure`).  Every integral returned is checked by the zero
-  test of ``Γ_nh(F)``.
+* Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear; ``+ U(q)`` when the constraints are affine) or
+  ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic), the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``
+  (:func:`~anholo.analysis.invariant_measure.product_function_ansatz`: one function per coordinate,
+  trigonometric polynomials of the angles); ``Γ_nh(F) = 0`` is linear in the unknown constants and
+  its coefficients give an exact linear system (as for the invariant measures,
+  :mod:`anholo.analysis.invariant_measure`).  The numerical prefilter fixes generic values of the
+  parameters, since the coefficients of an integral may depend on them (Jellett's integral of the
+  Routh sphere, Routh 1905; the angular momentum of the Chaplygin ball about the contact point,
+  Chaplygin 1903).  Every integral returned is checked by the zero test of ``Γ_nh(F)``.
+  docs/invariants.rst.
 """
 
 from __future__ import annotations

@@ -141,16 +141,14 @@ def default_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
 
 def product_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
     """Products over the coordinates of one factor each: ``1, q, …, q^degree`` for a coordinate that is not
-    an angle, and for an angle ``1, sin q, cos q`` (degree 1) plus ``sin² q, sin q cos q`` (degree ≥ 2;
-    ``cos² q = 1 − sin² q``).  The degree is bounded per coordinate, not in total: the coefficients of
-    rigid-body integrals such as ``sin²θ sin²ψ`` (Chaplygin 1903) are in the ansatz of degree 2, and the
-    functions are linearly independent."""
+    an angle, and for an angle the trigonometric polynomials of degree ≤ ``degree`` modulo
+    ``cos² = 1 − sin²``: ``sin^b q`` (b ≤ degree) and ``cos q sin^b q`` (b < degree).  The degree is bounded
+    per coordinate, not in total: the coefficients of rigid-body integrals such as ``sin²θ sin²ψ``
+    (Chaplygin 1903) are in the ansatz of degree 2, and the functions are linearly independent."""
     options = []
     for q in coordinates:
         if q in angles:
-            opts = [sp.S.One] + ([sp.sin(q), sp.cos(q)] if degree >= 1 else [])
-            if degree >= 2:
-                opts += [sp.sin(q) ** 2, sp.sin(q) * sp.cos(q)]
+            opts = [sp.sin(q) ** b * sp.cos(q) ** a for a in (0, 1) for b in range(degree + 1 - a)]
         else:
             opts = [q ** k for k in range(degree + 1)]
         options.append(opts)
@@ -158,7 +156,7 @@ def product_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
     names = ", ".join(str(q) for q in coordinates) or "none"
     what = ("constants" if degree == 0 else
             f"products of one function per coordinate of {names}: powers <= {degree} "
-            f"(for an angle 1, sin, cos" + (", sin^2, sin*cos)" if degree >= 2 else ")"))
+            f"(for an angle the trigonometric polynomials of degree <= {degree})")
     return FunctionAnsatz(tuple(dict.fromkeys(basis)), what)
 
 
