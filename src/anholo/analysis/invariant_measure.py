@@ -26,6 +26,15 @@ linear in the unknown constants ``c_j``; it must vanish identically in (q, v), s
 coefficients (:func:`anholo.algebra.coefficients.coefficients_in`) give a linear
 system solved exactly over ``QQ(parameters)`` (:func:`anholo.algebra.elimination.eliminate`).
 
+When no such density is found, the exponential ansatz ``N = exp(c_A q^A) B^k`` (constant ``c_A``) is
+searched: the Liouville condition divided by N,
+
+    c_A q̇^A + k Γ(B)/B + div Γ_nh = 0,
+
+is affine in the ``c_A`` and solved the same way.  It gives the density ``exp(κ(ψ1 + ψ2))``,
+``κ = R³ a m0 / (2(2 C c² + J R²))``, of the two-wheeled carriage (Crampin & Mestdag 2010, §7.2), up to a
+first integral.
+
 Square roots of squares, ``Abs`` and ``sign`` (e.g. ``sqrt(1 - sin(x)^2) = |cos x|``) are handled on
 the regions where their arguments keep a sign: there ``sign(f) = σ`` is a constant ``±1`` (its
 derivative vanishes) and ``|f| = σ f``.  The search replaces each ``sign(f)`` by a symbol ``σ`` with
