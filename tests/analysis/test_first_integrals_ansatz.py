@@ -192,3 +192,30 @@ def test_routh_sphere_jellett_and_routh_integrals_are_found():
     assert _rank(Vq) == 3 and _rank(np.hstack([Vq, _values(closed[1:], q, u, params, pts)])) == 3
     wrong = routh2.xreplace({s_: -s_})  # the centre of mass on the other side: not an integral
     assert _rank(np.hstack([Vq, _values([wrong], q, u, params, pts)])) > 3
+
+
+def test_report_block_keeps_its_cpu_budget_and_finds_jellett():
+    """The report's search (2 s soft budget, 3 s hard limit of FLOW_BUDGET) stops before an ansatz it
+    predicts too costly: the block finishes, with Jellett's integral for the Routh sphere."""
+    import time
+
+    from anholo.analysis.flow_summaries import FirstIntegralsSummary
+    from anholo.io.report import FLOW_BUDGET
+
+    for name, kinds in (("routh_sphere", ["energy", "linear"]), ("chaplygin_ball", ["energy"])):
+        nh = System.load(name).nonholonomic()
+        nh.field()
+        start = time.process_time()
+        r = FirstIntegralsSummary.of(nh).result
+        assert time.process_time() - start < FLOW_BUDGET
+        assert [i.kind for i in r.integrals][:len(kinds)] == kinds
+
+
+def test_product_ansatz_functions_are_independent():
+    th, x = sp.symbols("theta x")
+    A = product_function_ansatz([th, x], {th}, 3)
+    assert len(A) == 7 * 4  # sin^b (b <= 3), cos sin^b (b <= 2); 1, x, x^2, x^3
+    rng = np.random.default_rng(0)
+    V = np.array([[float(sp.sympify(b).subs({th: t, x: y})) for b in A.basis]
+                  for t, y in rng.uniform(-2, 2, (60, 2))])
+    assert _rank(V, 1e-10) == len(A)
