@@ -444,7 +444,8 @@ def _solve(field_, div, B, k, A: FunctionAnsatz, q, v):
     """``(F, number of independent solutions)`` for ``B Γ(F) + F (k Γ(B) + B div) = 0`` in the ansatz, or None."""
     weight = div if k == 0 else k * _along(field_, B) / B + div
     columns = [_along(field_, b) + b * weight for b in A.basis]
-    relations = numerical_relations(columns)
+    fixed = fixed_parameters(field_.system.frame.chart.parameters)  # F's coefficients may depend on them
+    relations = numerical_relations([col.xreplace(fixed) for col in columns] if fixed else columns)
     if relations is not None and not relations:
         return None  # no solution at a generic point: the exact elimination is not needed
     if relations:  # narrow the ansatz to the functions of one relation
