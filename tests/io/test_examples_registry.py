@@ -51,6 +51,7 @@ EXPECTED = {
     "whipple_bicycle": "Whipple bicycle",
     "rattleback": "Rattleback",
     "whipple_bicycle_pitch_rate": "Whipple bicycle (pitch-rate constraint)",
+    "routh_sphere": "Routh sphere",
 }
 # Generated families, listed once by list_examples.
 FAMILIES = {

@@ -16,11 +16,16 @@ docs/nonholonomic.rst).
   Proof: ``E_A(L) ξ^A = 0`` for ξ ∈ D, and ``ξ_a^C(L) = 0`` by invariance.  When the generators
   lie in D (c constant) J_ξ is conserved; when none does (𝔤^q = 0: Chaplygin systems) there is
   no equation.
-* Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear) or ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic),
-  the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``; ``Γ_nh(F) = 0`` is linear in the unknown
-  constants and its coefficients give an exact linear system (as for the invariant measures,
-  :mod:`anholo.analysis.invariant_measure`).  Every integral returned is checked by the zero
-  test of ``Γ_nh(F)``.
+* Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear; ``+ U(q)`` when the constraints are affine) or
+  ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic), the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``
+  (:func:`~anholo.analysis.invariant_measure.product_function_ansatz`: one function per coordinate,
+  trigonometric polynomials of the angles); ``Γ_nh(F) = 0`` is linear in the unknown constants and
+  its coefficients give an exact linear system (as for the invariant measures,
+  :mod:`anholo.analysis.invariant_measure`).  The numerical prefilter fixes generic values of the
+  parameters, since the coefficients of an integral may depend on them (Jellett's integral of the
+  Routh sphere, Routh 1905; the angular momentum of the Chaplygin ball about the contact point,
+  Chaplygin 1903).  Every integral returned is checked by the zero test of ``Γ_nh(F)``.
+  docs/invariants.rst.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from ..algebra.differentiation import diff_dag
 from ..algebra.elimination import Elimination, eliminate, linear_system
 from ..algebra.numeric import numerical_relations
 from ..dynamics.nonholonomic import NonholonomicField
-from .invariant_measure import FunctionAnsatz, _angles, default_function_ansatz
+from .invariant_measure import FunctionAnsatz, _angles, default_function_ansatz, fixed_parameters, product_function_ansatz
 
 __all__ = ["energy_on_C", "energy_rate", "MomentumEquation", "momentum_equations", "FirstIntegral",
            "FirstIntegrals", "search_first_integrals", "first_integrals"]
@@ -155,10 +160,11 @@ def search_first_integrals(field_: NonholonomicField, degree: int, ansatz: Funct
     nh = field_.system
     q, v = nh.frame.chart.coordinates, nh.free_velocities
     terms = [b * mono for mono in _monomials(v, degree) for b in ansatz.basis]
-    if degree == 2:
+    if degree == 2 or (degree == 1 and _affine(field_)):
         terms += [b for b in ansatz.basis if b != 1]
     columns = [field_(t) for t in terms]
-    relations = numerical_relations(columns)
+    fixed = fixed_parameters(nh.frame.chart.parameters)
+    relations = _relations([col.xreplace(fixed) for col in columns] if fixed else columns)
     if relations is not None and not relations:
         return []
     if relations:  # only the terms that take part in some relation
@@ -187,25 +193,65 @@ def search_first_integrals(field_: NonholonomicField, degree: int, ansatz: Funct
     return out
 
 
+def _relations(columns: list):
+    """The numerical relations among ``columns`` (:func:`~anholo.algebra.numeric.numerical_relations`),
+    including those among the columns that do not vanish when some do (that function then returns the
+    vanishing ones only); None if a column cannot be evaluated."""
+    rel = numerical_relations(columns)
+    if not rel or any(sum(1 for x in r if x != 0) != 1 for r in rel):
+        return rel
+    zero = {next(j for j, x in enumerate(r) if x != 0) for r in rel}
+    rest = [j for j in range(len(columns)) if j not in zero]
+    more = numerical_relations([columns[j] for j in rest]) if len(rest) > 1 else []
+    if more is None:
+        return None
+    out = list(rel)
+    for r in more:
+        full = [0.0] * len(columns)
+        for j, x in zip(rest, r):
+            full[j] = x
+        out.append(full)
+    return out
+
+
+def _affine(field_: NonholonomicField) -> bool:
+    """True if ``q̇(q, v)`` has a part free of the velocities (affine constraints, e.g. a moving table):
+    integrals linear in the velocities then carry a function ``U(q)`` as well (``E − Ω J_z``, Jacobi 1842)."""
+    v = field_.system.free_velocities
+    zero = {x: 0 for x in v}
+    return any(sp.expand(e.xreplace(zero)) != 0 for e in field_.velocity_field())
+
+
 def _independent(candidates: list, fixed: list, variables) -> list:
-    """The candidates that are linearly independent (over the constants) of ``fixed`` and of each other."""
+    """The candidates that are linearly independent (over the constants, which may depend on the
+    parameters: these get fixed generic values) of ``fixed`` and of each other; ``variables``: the
+    coordinates and velocities."""
     kept = list(fixed)
     out = []
+    params = set().union(*(sp.sympify(e).free_symbols for e in kept + list(candidates))) - set(variables)
+    values = fixed_parameters(sorted(params, key=sp.default_sort_key))
     for F in candidates:
-        rel = numerical_relations(kept + [F])
+        rel = numerical_relations([e.xreplace(values) for e in kept + [F]])
         if rel is not None and not rel:
             kept.append(F)
             out.append(F)
     return out
 
 
-def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int = 0, quadratic: bool = False,
+def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int = 2, quadratic: bool = True,
                     budget: float | None = 10.0) -> FirstIntegrals:
     """The energy, the momentum equations of ``generators`` and the integrals linear (and, with
-    ``quadratic``, quadratic) in the velocities with coefficients in the default ansatz of degree
-    0..``max_degree`` (:func:`~anholo.analysis.invariant_measure.default_function_ansatz`).
-    Every integral returned satisfies ``Γ_nh(F) = 0`` (zero test).  ``budget``: seconds of CPU time
-    after which no further ansatz is started (CPU time: the result does not depend on the machine's load)."""
+    ``quadratic``, quadratic) in the velocities with coefficients in the product ansatz of degree
+    0..``max_degree`` (:func:`~anholo.analysis.invariant_measure.product_function_ansatz`: with degree 2 it
+    holds the coefficients of the Chaplygin ball's area integral ``(M, γ)`` and of the space components of
+    its angular momentum about the contact point, Chaplygin 1903, Borisov & Mamaev 2002; with affine
+    constraints a function ``U(q)`` is added, e.g. the centre of the circles of a sphere on a turntable).
+    The linear ansätze are searched first, then the quadratic ones, each by increasing degree.
+
+    Every integral returned satisfies ``Γ_nh(F) = 0`` (zero test).  ``budget``: seconds of CPU time; an
+    ansatz is not started when its cost, predicted from the CPU time of the ansätze already searched
+    (which grows about as the square of the number of unknowns), would exceed what is left (CPU time: the result does not depend on the machine's load);
+    ``complete`` is then False."""
     start = time.process_time()
     nh = field_.system
     q, v = nh.frame.chart.coordinates, nh.free_velocities
@@ -220,32 +266,47 @@ def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int
         fixed.append(E)
     momenta = momentum_equations(field_, generators)
     for me in momenta:
-        if me.conserved and _independent([me.momentum], fixed, v):
+        if me.conserved and _independent([me.momentum], fixed, tuple(q) + tuple(v)):
             found.append(FirstIntegral(me.momentum, nh.to_natural(me.momentum), "momentum"))
             fixed.append(me.momentum)
     qdot = field_.velocity_field()
     used = [x for x in q if any(e.has(x) for e in tuple(qdot) + tuple(field_.accelerations))]
     angles = _angles(tuple(qdot) + tuple(field_.accelerations), q)
     searched, complete = [], True
-    degrees = [1, 2] if quadratic else [1]
-    for d in range(max_degree + 1):
-        A = default_function_ansatz(used, angles, d)
-        for deg in degrees:
-            if budget is not None and time.process_time() - start > budget:
-                complete = False
-                break
+    m, affine = len(v), _affine(field_)
+    measured = []  # (unknowns, CPU seconds) of the ansätze searched
+    for deg in ([1, 2] if quadratic else [1]):
+        for d in range(max_degree + 1):
+            A = product_function_ansatz(used, angles, d)
+            unknowns = len(A) * (m if deg == 1 else m * (m + 1) // 2) + (len(A) if deg == 2 or affine else 0)
+            if budget is not None:
+                left = budget - (time.process_time() - start)
+                cost = _predicted(measured, unknowns)
+                if left <= 0 or cost > left:
+                    complete = False
+                    continue
             kind = "linear" if deg == 1 else "quadratic"
-            searched.append(f"{kind} in the velocities v^alpha, coefficients in {A.description}")
+            searched.append(f"{kind} in the velocities v^alpha" + (" plus U(q)" if deg == 2 or affine else "")
+                            + f", coefficients in {A.description}")
             # quadratic: not combinations of the energy and of products of the linear integrals found
             base = fixed + ([F1 * F2 for F1, F2 in itertools.combinations_with_replacement(
                 [i.expr for i in found if i.kind in ("linear", "momentum")], 2)] if deg == 2 else [])
-            for F in _independent(search_first_integrals(field_, deg, A), base, v):
+            t0 = time.process_time()
+            for F in _independent(search_first_integrals(field_, deg, A), base, tuple(q) + tuple(v)):
                 if size_exceeds(F, 2000) or not vanishes(field_(F)):
                     continue
                 found.append(FirstIntegral(F, nh.to_natural(F), kind))
                 fixed.append(F)
                 base.append(F)
+            measured.append((unknowns, time.process_time() - t0))
     return FirstIntegrals(tuple(found), E, rate, momenta, tuple(searched), complete)
+
+
+def _predicted(measured, unknowns: int) -> float:
+    """CPU seconds an ansatz with ``unknowns`` unknowns is predicted to take (with a margin of 1.5), from
+    ``(unknowns, seconds)`` of the ansätze searched: quadratic growth from those with at least 16 unknowns
+    (the elimination), linear from the smaller ones (whose time is mostly the field's derivatives)."""
+    return 1.5 * max([t * (unknowns / n) ** (2 if n >= 16 else 1) for n, t in measured], default=0.0)
 
 
 def _natural_energy(nh) -> sp.Expr:

@@ -294,7 +294,8 @@ class InvariantMeasureSummary(ReportBlock):
 @dataclass(frozen=True, eq=False)
 class FirstIntegralsSummary(ReportBlock):
     """First integrals of Γ_nh: the energy (or its rate), the momentum equations of a declared
-    symmetry (Bloch et al. 1996) and integrals linear in the velocities with constant coefficients.
+    symmetry (Bloch et al. 1996) and integrals linear and quadratic in the velocities with coefficients
+    depending on the configuration (the product ansatz of :func:`~anholo.analysis.first_integrals.first_integrals`).
 
     Exact route (:meth:`of`): zero tests in normal forms and an ansatz search.  Large systems
     (:meth:`of_maggi`): the energy and the momenta ``J_ξ = p_A ξ^A`` of the generators, their rates as

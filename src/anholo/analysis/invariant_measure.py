@@ -26,6 +26,15 @@ linear in the unknown constants ``c_j``; it must vanish identically in (q, v), s
 coefficients (:func:`anholo.algebra.coefficients.coefficients_in`) give a linear
 system solved exactly over ``QQ(parameters)`` (:func:`anholo.algebra.elimination.eliminate`).
 
+When no such density is found, the exponential ansatz ``N = exp(c_A q^A) B^k`` (constant ``c_A``) is
+searched: the Liouville condition divided by N,
+
+    c_A q̇^A + k Γ(B)/B + div Γ_nh = 0,
+
+is affine in the ``c_A`` and solved the same way.  It gives the density ``exp(κ(ψ1 + ψ2))``,
+``κ = R³ a m0 / (2(2 C c² + J R²))``, of the two-wheeled carriage (Crampin & Mestdag 2010, §7.2), up to a
+first integral.
+
 Square roots of squares, ``Abs`` and ``sign`` (e.g. ``sqrt(1 - sin(x)^2) = |cos x|``) are handled on
 the regions where their arguments keep a sign: there ``sign(f) = σ`` is a constant ``±1`` (its
 derivative vanishes) and ``|f| = σ f``.  The search replaces each ``sign(f)`` by a symbol ``σ`` with
@@ -56,7 +65,7 @@ from ..algebra.printing import latex
 from ..dynamics.nonholonomic import NonholonomicField, NonholonomicSystem
 
 __all__ = ["divergence", "liouville_residual", "is_invariant_density", "FunctionAnsatz", "default_function_ansatz",
-           "InvariantDensity", "search_invariant_density"]
+           "product_function_ansatz", "InvariantDensity", "search_invariant_density"]
 
 
 def _coordinate_velocities(field_: NonholonomicField) -> tuple:
@@ -138,6 +147,37 @@ def default_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
     what = "constants" if degree == 0 else (
         f"polynomials of degree <= {degree} in the coordinates {names} (sin and cos for the angles)")
     return FunctionAnsatz(tuple(dict.fromkeys(basis)), what)
+
+
+def product_function_ansatz(coordinates, angles, degree: int) -> FunctionAnsatz:
+    """Products over the coordinates of one factor each: ``1, q, …, q^degree`` for a coordinate that is not
+    an angle, and for an angle the trigonometric polynomials of degree ≤ ``degree`` modulo
+    ``cos² = 1 − sin²``: ``sin^b q`` (b ≤ degree) and ``cos q sin^b q`` (b < degree).  The degree is bounded
+    per coordinate, not in total: the coefficients of rigid-body integrals such as ``sin²θ sin²ψ``
+    (Chaplygin 1903) are in the ansatz of degree 2, and the functions are linearly independent."""
+    options = []
+    for q in coordinates:
+        if q in angles:
+            opts = [sp.sin(q) ** b * sp.cos(q) ** a for a in (0, 1) for b in range(degree + 1 - a)]
+        else:
+            opts = [q ** k for k in range(degree + 1)]
+        options.append(opts)
+    basis = [sp.Mul(*combo) for combo in itertools.product(*options)]
+    names = ", ".join(str(q) for q in coordinates) or "none"
+    what = ("constants" if degree == 0 else
+            f"products of one function per coordinate of {names}: powers <= {degree} "
+            f"(for an angle the trigonometric polynomials of degree <= {degree})")
+    return FunctionAnsatz(tuple(dict.fromkeys(basis)), what)
+
+
+def fixed_parameters(parameters, seed: int = 31) -> dict:
+    """Generic rational values of the parameters, the same at every point: the numerical prefilter of an
+    ansatz search looks for relations whose coefficients may depend on the parameters (Jellett's and
+    Chaplygin's integrals, the carriage's density), which random parameters at every point would hide."""
+    import random
+
+    rng = random.Random(seed)
+    return {p: sp.Rational(rng.randint(23, 97), rng.randint(11, 21)) for p in parameters}
 
 
 @dataclass(frozen=True)
@@ -352,7 +392,45 @@ def search_invariant_density(field_: NonholonomicField, ansatz: FunctionAnsatz |
                 return InvariantDensity(N, div, False, conds, tuple(searched), what, count, complete, True)
         if not complete:
             break
+    if ansatz is None and complete:
+        for B, k, label in _bases(nh):
+            if budget is not None and time.process_time() - start > budget:
+                complete = False
+                break
+            what = "exp(c_A q^A) * " + ("1" if k == 0 else label.replace(" * F", "")) + ", c_A constant"
+            searched.append(what)
+            N = _exponential(field_, div, B, k, q, v)
+            if N is not None and is_invariant_density(field_, N):
+                return InvariantDensity(N, div, False, conds, tuple(searched), what, 1, complete, True)
     return InvariantDensity(None, div, False, conds, tuple(searched), None, 0, complete, False)
+
+
+def _exponential(field_, div, B, k, q, v):
+    """``N = exp(c_A q^A) B^k`` with constant ``c_A`` solving ``c_A q̇^A + k Γ(B)/B + div Γ_nh = 0`` (the
+    Liouville condition divided by N), or None.  The condition is affine in the ``c_A``: its coefficients
+    in ``(q, v)`` give a linear system solved exactly; free constants are set to 0."""
+    qdot = field_.velocity_field()
+    c = [sp.Dummy(f"e{j}") for j in range(len(q))]
+    weight = div if k == 0 else k * _along(field_, B) / B + div
+    signs = _Signs.of([weight])
+    residual = sp.Add(*[cj * qd for cj, qd in zip(c, qdot) if qd != 0]) + signs(weight)
+    try:
+        coeffs = coefficients_in(residual, q, v)
+        M, b = linear_system(coeffs, c)
+        if M.rows == 0:
+            return None
+        elim = eliminate(M, b, c)
+    except (NotPolynomial, PolynomialError):
+        return None
+    if elim.conditions:
+        return None
+    zero = {z: 0 for z in elim.free}
+    exponent = sp.Add(*[tidy(signs.back(elim.solution[cj].xreplace(zero))) * x
+                        for cj, x in zip(c, q) if cj in elim.solution])
+    if exponent == 0:
+        return None
+    N = sp.exp(sp.factor(exponent))
+    return N if k == 0 else sp.powdenest(B ** k, force=True) * N
 
 
 def _normalised(N, coordinates) -> sp.Expr:
@@ -367,7 +445,8 @@ def _solve(field_, div, B, k, A: FunctionAnsatz, q, v):
     """``(F, number of independent solutions)`` for ``B Γ(F) + F (k Γ(B) + B div) = 0`` in the ansatz, or None."""
     weight = div if k == 0 else k * _along(field_, B) / B + div
     columns = [_along(field_, b) + b * weight for b in A.basis]
-    relations = numerical_relations(columns)
+    fixed = fixed_parameters(field_.system.frame.chart.parameters)  # F's coefficients may depend on them
+    relations = numerical_relations([col.xreplace(fixed) for col in columns] if fixed else columns)
     if relations is not None and not relations:
         return None  # no solution at a generic point: the exact elimination is not needed
     if relations:  # narrow the ansatz to the functions of one relation
