@@ -22,14 +22,31 @@ def test_absurd_budget_is_one_line(capsys):
         assert err.count("\n") == 1 and "--budget" in err
 
 
-def test_printing_is_inside_the_budget(tmp_path, capsys):
+def test_numbers_too_large_to_evaluate_are_refused_when_read(tmp_path, capsys):
     path = tmp_path / "hang.toml"
     path.write_text(HANG)
     start = time.monotonic()
-    code = cli.main(["analyze", str(path), "--budget", "2"])
+    assert cli.main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "exp(exp(100))" in err and "digits" in err and time.monotonic() - start < 10
+
+
+def test_reading_the_file_is_inside_the_budget(monkeypatch, capsys):
+    """A file whose normal forms take long to compute: the budget stops it while it is read (before any
+    block), counted from the start of the command."""
+    from anholo.system import System
+
+    def slow_load(*args, **kwargs):
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(System, "load", slow_load)
+    start = time.monotonic()
+    code = cli.main(["analyze", "nonholonomic_particle", "--budget", "1"])
     elapsed = time.monotonic() - start
-    assert code == 2 and "time budget of 2 s" in capsys.readouterr().err
-    assert elapsed < 2 * 1.1 + 1.0  # the budget counts from the import of anholo: a tenth more for printing
+    err = capsys.readouterr().err
+    assert code == 2 and "time budget of 1 s" in err and "reading" in err
+    assert elapsed < 2.5  # the budget, and the tenth more (at least 1 s) that reading and printing may take
 
 
 def test_ctrl_c_prints_the_sections_computed_before(monkeypatch, capsys):

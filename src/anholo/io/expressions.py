@@ -81,6 +81,7 @@ STANDARD_FUNCTIONS: Mapping[str, Any] = {
 }
 
 #: Numbers of positional arguments accepted by each standard function.
+_GROWING = ("exp", "sinh", "cosh")  # functions of a number whose value may have too many digits to evaluate
 _ARITIES: Mapping[str, tuple[int, ...]] = {
     name: (1,) for name in STANDARD_FUNCTIONS
 } | {"atan2": (2,), "log": (1, 2)}
@@ -431,11 +432,26 @@ class _Converter:
             base = args[1]
             if base.is_number and not (base.is_extended_positive and base != 1):
                 raise self.error(f"the base {shown(base, 30)} of log(x, b) must be positive and not 1", node)
+        if name in _GROWING and name not in self.names and args and args[0].is_number:
+            self.check_growth(name, args[0], node)
         try:
             value = func(*args)
         except (TypeError, ValueError) as exc:
             raise self.error(f"cannot apply {name}: {exc}", node) from None
         return self.real(value, node) if name not in self.names else value
+
+    def check_growth(self, name: str, arg: sp.Expr, node: ast.AST) -> None:
+        """Refuse ``exp``/``sinh``/``cosh`` of a number whose value would have more digits than the limit
+        (``exp(exp(100))`` has about 10^43 digits: SymPy would try to evaluate it, for ever).  Each argument was
+        checked when it was read, so it is evaluated cheaply here."""
+        try:
+            magnitude = abs(complex(sp.N(arg, 15)))
+        except (TypeError, ValueError, OverflowError):
+            return
+        digits = magnitude / 2.302585092994046  # log10(e^x) = x / ln 10
+        if digits > self.limits.digits:
+            raise self.limit("digits", int(min(digits, 10 ** 15)),
+                             f"{name}({shown(arg, 30)}) (about {digits:.3g} digits)", node)
 
     def real(self, value: sp.Basic, node: ast.AST) -> sp.Basic:
         """``value``, refused if it is a number that is not real (``sqrt(-1)``, ``asin(2)``, ``log(-1)``,
