@@ -23,20 +23,21 @@ block is ``{"error": "…"}``.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.engine import to_engine
-from ..algebra.presentation import Presenter, serialize
-from ..algebra.printing import tex_text
+from ..algebra.presentation import Presenter, Shared, align, serialize
+from ..algebra.printing import latex as _latex, tex_text
 from ..analysis.consistency import consistency_report
 from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
 from ..analysis.sections import Section
-from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, REPORT_SEARCH_BUDGET, ChaplyginSummary,
+from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary,
                                   ChetaevSummary)
 from ..dynamics.maggi import MaggiSystem
 from ..analysis.chaplygin_numerical import translation_chaplygin
@@ -226,10 +227,26 @@ class Report:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     # --- text -----------------------------------------------------------------------
-    def _wide(self) -> Presenter:
+    def _wide(self, p: Presenter | None = None) -> Presenter:
         """The presenter for the Lagrangian of the header: what the user wrote is shown up to a larger size."""
-        p = self.presenter
-        return Presenter(p.tidy_limit, 5 * p.text_limit, p.simplify, p.full, p.hint)
+        p = p or self.presenter
+        return replace(p, text_limit=5 * p.text_limit)
+
+    def _shared(self) -> Presenter:
+        """The report's presenter with a fresh table of named shared subexpressions (``where c1 = …``)."""
+        return replace(self.presenter, shared=Shared(Shared.prefix_for(self._reserved())))
+
+    @staticmethod
+    def _where_text(p: Presenter) -> list:
+        """The definitions of the names introduced since the last call, as ``where c1 = …`` lines."""
+        defs = p.shared.pending()
+        return [("where " if k == 0 else "      ") + f"{name} = {body}" for k, (name, body) in enumerate(defs)]
+
+    @staticmethod
+    def _where_latex(p: Presenter) -> list:
+        defs = p.shared.pending()
+        return align((r"\text{where } " if k == 0 else r"\phantom{\text{where }} ")
+                     + f"{_latex(name)} &= {_latex(body)}" for k, (name, body) in enumerate(defs))
 
     def _ordered(self) -> list:
         """Blocks in print order: for a constrained system the free Euler–Lagrange field comes last."""
@@ -257,12 +274,16 @@ class Report:
         return out
 
     def to_text(self) -> str:
-        s, p = self.system, self.presenter
+        """The report as text: the header, the summary of verdicts, then each block; an expression over the
+        size budget is printed over named shared subexpressions defined under its block (``where c1 = …``);
+        no line is wider than :data:`TEXT_WIDTH` (longer ones continue, indented, on the next lines)."""
+        s, p = self.system, self._shared()
         lines = [s.name, "=" * len(s.name), ""]
         lines.append("Coordinates: " + ", ".join(q.name for q in s.chart.coordinates))
         if s.chart.parameters:
             lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
-        lines.append(f"L = {self._wide().text(s.lagrangian.natural_expr())}")
+        lines.append(f"L = {self._wide(p).text(s.lagrangian.natural_expr())}")
+        lines += ["    " + x for x in self._where_text(p)]
         loads = _loads_header(s)
         if "forces" in loads:
             lines.append("Forces:      " + ", ".join(f"Q_{q.name} = {Q}" for q, Q in zip(s.chart.coordinates,
@@ -287,7 +308,8 @@ class Report:
             else:
                 body = self._render(o, lambda b: b.text_lines(p))
                 lines += body if body is not None else [f"FAILED to print: {self.render_errors[o.key]}"]
-        return "\n".join(out for line in lines for out in _wrapped(line)) + "\n"
+                lines += ["  " + x for x in self._where_text(p)]
+        return "\n".join(out for line in _gathered(lines) for out in _wrapped(line)) + "\n"
 
     def __str__(self):
         return self.to_text()
@@ -295,20 +317,21 @@ class Report:
     # --- LaTeX ----------------------------------------------------------------------
     def to_latex(self) -> str:
         """A LaTeX fragment: ``\\section`` for the system, ``\\subsection`` per block (needs amsmath)."""
-        s, p = self.system, self.presenter
+        s, p = self.system, self._shared()
         esc = tex_text
         out = [f"% anholo report: {s.name} (a fragment; needs amsmath)", rf"\section{{{esc(s.name)}}}"]
         coords = ", ".join(p.latex(q) for q in s.chart.coordinates)
         out.append(rf"Coordinates ${coords}$" + (
             ", parameters $" + ", ".join(p.latex(x) for x in s.chart.parameters) + "$" if s.chart.parameters else "")
             + ".")
-        out += [r"\begin{align*}", f"L &= {self._wide().latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
+        out += [r"\begin{align*}", f"L &= {self._wide(p).latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
+        out += self._where_latex(p)
         summary = self.summary_lines()
         if summary:
             out += [r"\subsection{Summary}", r"\begin{itemize}"] + [rf"\item {summary_tex(x)}" for x in summary] + [
                 r"\end{itemize}"]
         for o in self._ordered():
-            out.append(rf"\subsection{{{esc(self._title(o))}}}")
+            out.append(rf"\subsection{{{_heading_tex(self._title(o))}}}")
             if o.note is not None:
                 out.append(rf"Does not apply: {esc(o.note)}")
             elif o.stopped is not None:
@@ -318,6 +341,7 @@ class Report:
             else:
                 body = self._render(o, lambda b: b.latex_lines(p))
                 out += body if body is not None else [rf"\textbf{{Failed to print:}} {esc(self.render_errors[o.key])}"]
+                out += self._where_latex(p)
         return "\n".join(out) + "\n"
 
     def _repr_latex_(self):
@@ -330,20 +354,80 @@ class Report:
 TEXT_WIDTH = 120
 
 
+_NOTE = r"\[expression with \d+ distinct subexpressions, not printed: [^\]]*\]"
+_NOT_PRINTED = re.compile(r"^(\s*)(\S+|" + _NOTE + r") = \[expression with (\d+) distinct subexpressions, "
+                          r"not printed: (.*)\]$")
+
+
+def _gathered(lines: list) -> list:
+    """Consecutive equations ``name = [expression … not printed: how]`` as one line that lists the names,
+    their sizes and how to get them (a block of large results reads as one sentence, not a column of
+    identical notes)."""
+    out, run = [], []
+
+    def flush():
+        if len(run) == 1 and not run[0][1].group(2).startswith("["):
+            out.append(run[0][0])
+        elif run:
+            sizes = [int(m.group(3)) for _, m in run]
+            span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
+            m = run[0][1]
+            names = [x.group(2) if not x.group(2).startswith("[") else f"equation {k + 1}"
+                     for k, (_, x) in enumerate(run)]
+            out.append(f"{m.group(1)}{', '.join(names)}: not printed ({span} distinct "
+                       f"subexpressions{' each' if len(run) > 1 else ''}): {m.group(4)}")
+        run.clear()
+
+    for line in lines:
+        m = _NOT_PRINTED.match(line)
+        if m and (not run or run[0][1].group(1) == m.group(1)):
+            run.append((line, m))
+            continue
+        flush()
+        if m:
+            run.append((line, m))
+        else:
+            out.append(line)
+    flush()
+    return out
+
+
+def _cut_at(rest: str, lo: int) -> int:
+    """Where to break ``rest`` (longer than :data:`TEXT_WIDTH`): before the last `` + ``/`` - `` that
+    leaves at least ``lo`` characters on the line, else after the last ``, `` or space, else after the
+    last ``*``, ``/`` or ``(`` (a long product), else at the width."""
+    width = TEXT_WIDTH
+    cut = max(rest.rfind(" + ", lo, width), rest.rfind(" - ", lo, width))
+    if cut > lo:
+        return cut
+    for sep in (", ", " "):
+        cut = rest.rfind(sep, lo, width)
+        if cut > lo:
+            return cut + len(sep)
+    cut = max(rest.rfind(c, lo, width - 1) for c in "*/(")
+    return cut + 1 if cut > lo else width
+
+
 def _wrapped(line: str) -> list:
-    """``line`` as lines of at most :data:`TEXT_WIDTH` characters, broken before `` + `` / `` - `` (else at a
-    sum; prose is kept whole), continuation lines indented four spaces more than the line."""
+    """``line`` as lines of at most :data:`TEXT_WIDTH` characters, continuation lines indented four spaces
+    more than the line: an expression is broken before `` + `` / `` - `` (else at a space or an operator),
+    prose between words."""
     if len(line) <= TEXT_WIDTH:
         return [line]
-    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    lead = len(line) - len(line.lstrip())
+    indent = " " * min(lead + 4, TEXT_WIDTH // 3)
+    lo = max(len(indent), TEXT_WIDTH // 3)
     out, rest = [], line
     while len(rest) > TEXT_WIDTH:
-        cut = max(rest.rfind(" + ", 0, TEXT_WIDTH), rest.rfind(" - ", 0, TEXT_WIDTH))
-        if cut <= len(indent):
-            break  # one token longer than the width: kept whole
+        cut = _cut_at(rest, lo)
         out.append(rest[:cut].rstrip())
         rest = indent + rest[cut:].lstrip()
     return out + [rest]
+
+
+def _heading_tex(title: str) -> str:
+    """A block's title in LaTeX: text escaped, the distribution D and Gamma_nh set as mathematics."""
+    return summary_tex(title)
 
 
 def _loads_header(system) -> dict:
@@ -478,10 +562,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 raise _NotApplicable(_CHAPLYGIN_NOTE.format(why=system.route[1]))
             return translation_chaplygin(nh())
         if "chaplygin" not in cache:
-            t0 = time.process_time()
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, exact_nh(), system)
-            cache["chaplygin_cpu"] = time.process_time() - t0
         return cache["chaplygin"]
 
     def affine() -> bool:
@@ -501,10 +583,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 extra = ()
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
-        # the report's searches share REPORT_SEARCH_BUDGET: what the Chaplygin block used is not given again
-        left = REPORT_SEARCH_BUDGET - cache.get("chaplygin_cpu", 0.0)
+        # each search has its own CPU budget: what one block's search finds does not depend on which blocks
+        # ran before it (a search stopped at its budget says so in its verdict)
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra],
-                                  search_budget=round(max(0.0, min(CONSISTENCY_SEARCH_BUDGET, left)), 1))
+                                  search_budget=CONSISTENCY_SEARCH_BUDGET)
 
     def vakonomic():
         return LargeVakonomicSummary.of(nh()) if maggi() else VakonomicSummary.of(nh())
