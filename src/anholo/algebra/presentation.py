@@ -178,7 +178,7 @@ class Shared:
     complete form is in the JSON report, and ``--full`` prints it over names).
     """
 
-    def __init__(self, prefix: str = "c", per_expression: int = 30, total: int = 90, smallest: int = 40):
+    def __init__(self, prefix: str = "c", per_expression: int = 25, total: int = 40, smallest: int = 40):
         self.prefix = prefix
         self.per_expression = per_expression
         self.total = total

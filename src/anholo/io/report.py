@@ -31,7 +31,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from ..algebra.budget import OverBudget, cpu_budget
+import sympy as sp
+
 from ..algebra.engine import to_engine
+from ..algebra.expressions import size_exceeds
+from ..algebra.simplify import tidy
 from ..algebra.presentation import Presenter, Shared, align, serialize
 from ..algebra.printing import latex as _latex, tex_text
 from ..analysis.consistency import consistency_report
@@ -189,7 +193,7 @@ class Report:
             "parameters": [p.name for p in s.chart.parameters],
             "quasi_velocities": [v.name for v in s.bundle.quasi_velocities],
             "lagrangian": (str(to_engine(s.lagrangian.natural_expr())) if getattr(s, "is_large", False)
-                           else str(self.presenter.present(s.lagrangian.natural_expr()))),
+                           else str(self.presenter.present(self._lagrangian()))),
             **_loads_header(s),
         }
 
@@ -232,15 +236,47 @@ class Report:
         p = p or self.presenter
         return replace(p, text_limit=5 * p.text_limit)
 
+    def _lagrangian(self):
+        """L in the natural velocities as the header shows it: derived through the frame, it can be a long
+        nest of the frame's coefficients; when small (at most 3000 tree nodes) it is expanded and tidied,
+        and the shorter of the two forms is shown (the user's L, e.g. the carriage's seven terms)."""
+        if "_L" not in self.__dict__:
+            L = self.system.lagrangian.natural_expr()
+            if not getattr(self.system, "is_large", False) and not size_exceeds(L, 3000):
+                short = tidy(sp.expand(L))
+                if sp.count_ops(short) < sp.count_ops(L):
+                    L = short
+            self.__dict__["_L"] = L
+        return self.__dict__["_L"]
+
     def _shared(self) -> Presenter:
         """The report's presenter with a fresh table of named shared subexpressions (``where c1 = …``)."""
         return replace(self.presenter, shared=Shared(Shared.prefix_for(self._reserved())))
 
     @staticmethod
-    def _where_text(p: Presenter) -> list:
-        """The definitions of the names introduced since the last call, as ``where c1 = …`` lines."""
+    def _with_where(lines: list, p: Presenter, indent: str = "  ") -> list:
+        """``lines`` with the definitions of the names introduced since the last call (``where c1 = …``)
+        inserted under the first line that uses each name (a name used only in another definition: under
+        that definition's line)."""
         defs = p.shared.pending()
-        return [("where " if k == 0 else "      ") + f"{name} = {body}" for k, (name, body) in enumerate(defs)]
+        if not defs:
+            return lines
+        word = {name: re.compile(rf"(?<![\w]){re.escape(str(name))}(?![\w])") for name, _ in defs}
+        anchor: dict = {}
+        for k in reversed(range(len(defs))):
+            name = defs[k][0]
+            at = next((i for i, line in enumerate(lines) if word[name].search(line)), None)
+            if at is None:  # used only by a later definition: printed with it
+                at = next((anchor[later[0]] for later in defs[k + 1:] if word[name].search(str(later[1]))),
+                          len(lines) - 1)
+            anchor[name] = at
+        out = []
+        for i, line in enumerate(lines):
+            out.append(line)
+            here = [(n, b) for n, b in defs if anchor[n] == i]
+            lead = line[:len(line) - len(line.lstrip())] + indent
+            out += [lead + ("where " if k == 0 else "      ") + f"{n} = {b}" for k, (n, b) in enumerate(here)]
+        return out
 
     @staticmethod
     def _where_latex(p: Presenter) -> list:
@@ -282,8 +318,7 @@ class Report:
         lines.append("Coordinates: " + ", ".join(q.name for q in s.chart.coordinates))
         if s.chart.parameters:
             lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
-        lines.append(f"L = {self._wide(p).text(s.lagrangian.natural_expr())}")
-        lines += ["    " + x for x in self._where_text(p)]
+        lines += self._with_where([f"L = {self._wide(p).text(self._lagrangian())}"], p)
         loads = _loads_header(s)
         if "forces" in loads:
             lines.append("Forces:      " + ", ".join(f"Q_{q.name} = {Q}" for q, Q in zip(s.chart.coordinates,
@@ -307,8 +342,8 @@ class Report:
                 lines.append(f"FAILED: {o.error}")
             else:
                 body = self._render(o, lambda b: b.text_lines(p))
-                lines += body if body is not None else [f"FAILED to print: {self.render_errors[o.key]}"]
-                lines += ["  " + x for x in self._where_text(p)]
+                lines += (self._with_where(body, p) if body is not None
+                          else [f"FAILED to print: {self.render_errors[o.key]}"])
         return "\n".join(out for line in _gathered(lines) for out in _wrapped(line)) + "\n"
 
     def __str__(self):
@@ -324,7 +359,7 @@ class Report:
         out.append(rf"Coordinates ${coords}$" + (
             ", parameters $" + ", ".join(p.latex(x) for x in s.chart.parameters) + "$" if s.chart.parameters else "")
             + ".")
-        out += [r"\begin{align*}", f"L &= {self._wide(p).latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
+        out += [r"\begin{align*}", f"L &= {self._wide(p).latex(self._lagrangian())}", r"\end{align*}"]
         out += self._where_latex(p)
         summary = self.summary_lines()
         if summary:
@@ -340,7 +375,8 @@ class Report:
                 out.append(rf"\textbf{{Failed:}} {esc(o.error)}")
             else:
                 body = self._render(o, lambda b: b.latex_lines(p))
-                out += body if body is not None else [rf"\textbf{{Failed to print:}} {esc(self.render_errors[o.key])}"]
+                out += (_gathered_latex(body) if body is not None
+                        else [rf"\textbf{{Failed to print:}} {esc(self.render_errors[o.key])}"])
                 out += self._where_latex(p)
         return "\n".join(out) + "\n"
 
@@ -389,6 +425,36 @@ def _gathered(lines: list) -> list:
         else:
             out.append(line)
     flush()
+    return out
+
+
+_TEX_NOT_PRINTED = re.compile(r"^(.*?) &= \\text\{\[expression with (\d+) distinct subexpressions, not printed: "
+                              r"(.*)\]\}(?: \\\\)?$")
+
+
+def _gathered_latex(lines: list) -> list:
+    """A block's LaTeX with the rows ``lhs &= \\text{[expression … not printed …]}`` taken out of their
+    ``align*`` and said in one sentence after it (as :func:`_gathered` does for the text)."""
+    out, notes = [], []
+    for line in lines:
+        m = _TEX_NOT_PRINTED.match(line)
+        if m:
+            notes.append(m)
+            continue
+        if line == r"\end{align*}" and out:
+            if out[-1] == r"\begin{align*}":
+                out.pop()
+            else:
+                out[-1] = out[-1][:-3] if out[-1].endswith(r" \\") else out[-1]
+                out.append(line)
+            if notes:
+                sizes = [int(n.group(2)) for n in notes]
+                span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
+                out.append("$" + ", ".join(n.group(1) for n in notes) + f"$: not printed ({span} distinct "
+                           f"subexpressions{' each' if len(notes) > 1 else ''}): {notes[0].group(3)}.")
+                notes = []
+            continue
+        out.append(line)
     return out
 
 
