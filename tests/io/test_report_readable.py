@@ -57,7 +57,8 @@ def test_every_example_reads_in_lines_of_at_most_120_characters_without_python_i
     if not large:  # expressions too large for a line are named (where c1 = ...), never a placeholder
         assert "[expression" not in text
     tex = report.to_latex()
-    leaks = [(p.pattern, line[:160]) for line in tex.splitlines() for p in _PYTHON_IN_TEX if p.search(line)]
+    leaks = [(p.pattern, line[:160]) for line in tex.splitlines() if not line.startswith("%")
+             for p in _PYTHON_IN_TEX if p.search(line)]
     assert not leaks, leaks[:3]
     if not large:
         assert "[expression" not in tex
@@ -179,7 +180,8 @@ def test_homogeneity_is_said_in_words():
 
 
 def test_verdict_text_is_set_by_the_latex_printer():
-    assert tex_text("density N = sqrt(y**2 + 1)") == r"density N = $\sqrt{y^{2} + 1}$"
+    assert tex_text("density N = sqrt(y**2 + 1)") == r"density $N = \sqrt{y^{2} + 1}$"
+    assert tex_text("class (s_i_dot = A_i(r2)*r1_dot)") == r"class ($\dot{s}_{i} = \dot{r}_{1} A_{i}{\left(r_{2} \right)}$)"
     assert tex_text("iff a*m = 0 and x_dot*y = 0.") == r"iff $a m = 0$ and $\dot{x} y = 0$."
     assert tex_text("degree <= 1") == r"degree $\leq$ 1"
     # prose, paths and ranges are left as text

@@ -187,6 +187,9 @@ def _math(span: str):
         return None
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _plain_math(span: str):
     """The LaTeX of ``span`` if it parses as an expression at all (a number, a name), else None."""
     if not span or "__" in span:
@@ -204,7 +207,7 @@ def tex_text(s: str) -> str:
     printer (``$\\sqrt{y^{2} + 1}$``, dotted velocities as ``\\dot{x}``) — no Python syntax is left.
 
     >>> print(tex_text("density N = sqrt(y**2 + 1) iff a*m = 0, degree <= 1"))
-    density N = $\\sqrt{y^{2} + 1}$ iff $a m = 0$, degree $\\leq$ 1
+    density $N = \\sqrt{y^{2} + 1}$ iff $a m = 0$, degree $\\leq$ 1
     """
     s, out, i = str(s), [], 0
     while i < len(s):
@@ -212,6 +215,13 @@ def tex_text(s: str) -> str:
             end = _span_end(s, i)
             span = s[i:end].rstrip(".,;:")
             tex = _math(span) if span else None
+            if tex is None and _NAME.fullmatch(span) and s.startswith(" = ", i + len(span)):
+                rhs = s[i + len(span) + 3:_span_end(s, i + len(span) + 3)].rstrip(".,;:")
+                rhs_tex = _math(rhs)
+                if rhs_tex is not None:  # ``name = expression``: one formula
+                    out.append(f"${_plain_math(span)} = {rhs_tex}$")
+                    i += len(span) + 3 + len(rhs)
+                    continue
             if tex is not None:
                 i += len(span)
                 if s.startswith(" = ", i):  # an equation: both sides in one formula

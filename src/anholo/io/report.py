@@ -395,6 +395,10 @@ _NOT_PRINTED = re.compile(r"^(\s*)(\S+|" + _NOTE + r") = \[expression with (\d+)
                           r"not printed: (.*)\]$")
 
 
+_INLINE = re.compile(r" = \[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]")
+_TEX_INLINE = re.compile(r"\\text\{\[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]\}")
+
+
 def _gathered(lines: list) -> list:
     """Consecutive equations ``name = [expression … not printed: how]`` as one line that lists the names,
     their sizes and how to get them (a block of large results reads as one sentence, not a column of
@@ -416,6 +420,9 @@ def _gathered(lines: list) -> list:
 
     for line in lines:
         m = _NOT_PRINTED.match(line)
+        if not m and "[expression with " in line:  # mentioned in a sentence: said in words
+            line = _INLINE.sub(lambda x: f" is not printed here ({x.group(1)} distinct subexpressions): {x.group(2)}",
+                               line)
         if m and (not run or run[0][1].group(1) == m.group(1)):
             run.append((line, m))
             continue
@@ -441,6 +448,8 @@ def _gathered_latex(lines: list) -> list:
         if m:
             notes.append(m)
             continue
+        line = _TEX_INLINE.sub(lambda x: rf"\text{{(not printed here: {x.group(1)} distinct subexpressions; "
+                               rf"{x.group(2)})}}", line)
         if line == r"\end{align*}" and out:
             if out[-1] == r"\begin{align*}":
                 out.pop()
@@ -450,7 +459,9 @@ def _gathered_latex(lines: list) -> list:
             if notes:
                 sizes = [int(n.group(2)) for n in notes]
                 span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
-                out.append("$" + ", ".join(n.group(1) for n in notes) + f"$: not printed ({span} distinct "
+                names = [n.group(1) if "[expression" not in n.group(1) else rf"\text{{equation {k + 1}}}"
+                         for k, n in enumerate(notes)]
+                out.append("$" + ", ".join(names) + f"$: not printed ({span} distinct "
                            f"subexpressions{' each' if len(notes) > 1 else ''}): {notes[0].group(3)}.")
                 notes = []
             continue
