@@ -172,11 +172,12 @@ def test_hamel_equations_of_the_particle_are_collected_in_the_accelerations():
 
 
 def test_homogeneity_is_said_in_words():
-    text = analyze(System.load("nonhomogeneous_counterexample"), sections=["chetaev"]).to_text()
+    text = " ".join(analyze(System.load("nonhomogeneous_counterexample"), sections=["chetaev"]).to_text().split())
     assert "alpha_bar - alpha: " not in text
-    assert "alpha_bar - alpha = x_dot**2 (not 0): the constraints are not homogeneous" in text
-    text = analyze(System.load("appell_hamel"), sections=["chetaev"]).to_text()
-    assert "alpha_bar - alpha = 0: the constraints are homogeneous of degree one" in text
+    assert "alpha_bar - alpha = x_dot**2, not 0 (" in text
+    assert "): the constraints are not homogeneous of degree one" in text
+    text = " ".join(analyze(System.load("appell_hamel"), sections=["chetaev"]).to_text().split())
+    assert "alpha_bar - alpha = 0 (" in text and "): the constraints are homogeneous of degree one" in text
 
 
 def test_verdict_text_is_set_by_the_latex_printer():

@@ -104,15 +104,15 @@ class ChetaevSummary(ReportBlock):
         """What ``alpha_bar - alpha`` says (Talamucci (2025), Prop. 1; docs/theory.rst): with the dependent
         velocities solved as u^(m+nu) = alpha_nu(q, u) and alpha_bar_nu = u^r d(alpha_nu)/du^r, the power of
         the constraint forces on a motion is (alpha_nu - alpha_bar_nu) E_(m+nu)(L)."""
-        head = ("Homogeneity: with the dependent velocities solved as alpha_nu(q, u) and alpha_bar_nu = "
-                "u^r d(alpha_nu)/du^r, ")
+        where = ("(u^(m+nu) = alpha_nu(q, u) solves the constraints for the dependent velocities, "
+                 "alpha_bar_nu = u^r d(alpha_nu)/du^r)")
         if self._homogeneous():
-            return [head + "alpha_bar - alpha = 0: the constraints are homogeneous of degree one in the "
-                    "velocities, and the constraint forces do no work (their power (alpha - alpha_bar) E(L) "
-                    "vanishes)"]
-        return [head + "alpha_bar - alpha = " + ", ".join(p.text(e) for e in self.alpha_bar_minus_alpha)
-                + " (not 0): the constraints are not homogeneous of degree one in the velocities, and the "
-                "constraint forces have the power (alpha_nu - alpha_bar_nu) E_(m+nu)(L) on a motion"]
+            return [f"Homogeneity: alpha_bar - alpha = 0 {where}: the constraints are homogeneous of degree one "
+                    "in the velocities, and the constraint forces do no work (their power "
+                    "(alpha - alpha_bar) E(L) vanishes)"]
+        return ["Homogeneity: alpha_bar - alpha = " + ", ".join(p.text(e) for e in self.alpha_bar_minus_alpha)
+                + f", not 0 {where}: the constraints are not homogeneous of degree one in the velocities, "
+                "and the constraint forces have the power (alpha_nu - alpha_bar_nu) E_(m+nu)(L) on a motion"]
 
     def latex_lines(self, p: Presenter) -> list:
         out = [r"\paragraph{Constraints}"] + align(f"0 &= {p.latex(c)}" for c in self.written)

@@ -470,17 +470,27 @@ def _gathered_latex(lines: list) -> list:
 
 
 def _cut_at(rest: str, lo: int) -> int:
-    """Where to break ``rest`` (longer than :data:`TEXT_WIDTH`): before the last `` + ``/`` - `` that
-    leaves at least ``lo`` characters on the line, else after the last ``, `` or space, else after the
-    last ``*``, ``/`` or ``(`` (a long product), else at the width."""
+    """Where to break ``rest`` (longer than :data:`TEXT_WIDTH`): before a `` + ``/`` - `` at the shallowest
+    depth of parentheses (the rightmost such in the second half of the line, else any after ``lo``), else
+    after the last space, else after the last ``*``, ``/`` or ``(`` (a long product), else at the
+    width."""
     width = TEXT_WIDTH
-    cut = max(rest.rfind(" + ", lo, width), rest.rfind(" - ", lo, width))
+    depth, sums = 0, []
+    for i, c in enumerate(rest[:width]):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c in "+-" and i > lo and rest[i - 1] == " " and rest[i + 1:i + 2] == " ":
+            sums.append((depth, i - 1))
+    for start in (width // 2, lo):
+        here = [x for x in sums if x[1] >= start]
+        if here:
+            shallow = min(d for d, _ in here)
+            return max(i for d, i in here if d == shallow)
+    cut = rest.rfind(" ", lo, width)
     if cut > lo:
-        return cut
-    for sep in (", ", " "):
-        cut = rest.rfind(sep, lo, width)
-        if cut > lo:
-            return cut + len(sep)
+        return cut + 1
     cut = max(rest.rfind(c, lo, width - 1) for c in "*/(")
     return cut + 1 if cut > lo else width
 
