@@ -94,11 +94,12 @@ def test_carriage_multipliers_printed_over_named_subexpressions_match_the_coordi
     text = report.to_text()
     lines = text[text.index("Multipliers of the constraints as written"):].splitlines()[1:]
     entries = _entries(lines)
-    assert any(re.fullmatch(r"c\d+", k) for k in entries), "the large multiplier is printed over names"
+    # the carriage has a parameter c: the names are w1, w2, ...
+    assert any(re.fullmatch(r"w\d+", k) for k in entries), "the large multiplier is printed over names"
     chart = S.chart
     names = {s.name: s for s in chart.coordinates + chart.velocities + chart.parameters}
     defs = {}
-    for key in sorted((k for k in entries if re.fullmatch(r"c\d+", k)), key=lambda k: int(k[1:])):
+    for key in sorted((k for k in entries if re.fullmatch(r"w\d+", k)), key=lambda k: int(k[1:])):
         defs[sp.Symbol(key)] = sp.sympify(entries[key], locals=names).xreplace(defs)
     lam = [sp.sympify(entries[f"lambda{a}"], locals=names).xreplace(defs) for a in (1, 2, 3)]
     assert not any(e.free_symbols & set(defs) for e in lam)

@@ -132,7 +132,9 @@ class Presenter:
         """``expr`` itself if it is printed as it is, else its form over the names of :attr:`shared`
         (None if there is no :class:`Shared` table or the expression needs more names than it allows)."""
         small = not size_exceeds(expr, self.text_limit)
-        if small or (self.full and self.shared is None):
+        if small:
+            return _factored(expr)
+        if self.full and self.shared is None:
             return expr
         if self.shared is None:
             return None
@@ -153,6 +155,18 @@ class Presenter:
         if short is not None:
             return _latex(short)
         return r"\text{" + self.note(expr).replace("_", r"\_").replace("--", "-{}-") + "}"
+
+
+def _factored(expr):
+    """``expr`` with the common factors of its sums taken out (``factor_terms``: ``(-a*x + b*x)/c`` is
+    printed ``x*(-a + b)/c``) when that makes it shorter; a small expression only (no factorisation)."""
+    if not isinstance(expr, sp.Expr) or expr.is_Atom:
+        return expr
+    try:
+        short = sp.factor_terms(expr)
+    except (TypeError, ValueError, RecursionError):
+        return expr
+    return short if sp.count_ops(short) < sp.count_ops(expr) else expr
 
 
 class _TooMany(Exception):
@@ -252,9 +266,10 @@ class Shared:
 
     @staticmethod
     def prefix_for(reserved) -> str:
-        """A prefix for the names that no reserved name (a symbol of the system) starts with."""
+        """A prefix for the names (``c``, else ``w``, ``z``, …) that is not a symbol of the system and makes
+        no name of one with digits (the carriage's parameter ``c`` makes its names ``w1, w2, …``)."""
         for prefix in ("c", "w", "z", "cc", "ww"):
-            taken = re.compile(re.escape(prefix) + r"[0-9]+$")
+            taken = re.compile(re.escape(prefix) + r"[0-9]*$")  # c1 would be read as a name of the system
             if not any(taken.match(str(r)) for r in reserved):
                 return prefix
         return "c_"

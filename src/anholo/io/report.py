@@ -9,8 +9,19 @@ Chetaev analyses (:mod:`anholo.analysis.summaries`).  This module only decides
 which blocks apply, computes them in order under a time budget, and prints:
 
 * the verdicts and small results first (a summary), then each block;
+* text in lines of at most :data:`TEXT_WIDTH` characters (a sum broken between its
+  terms, prose between words);
 * every expression under the :class:`~anholo.algebra.presentation.Presenter`'s
-  size budget — beyond it one line gives its size and says how to get it;
+  size budget in full; a larger one over names of its large subexpressions,
+  each defined once under the line that first uses it (``where c1 = …``,
+  :class:`~anholo.algebra.presentation.Shared`); beyond the budget of names
+  the block's large results are listed in one sentence with their sizes and
+  how to get them (``--full`` prints every expression over names, ``--json``
+  has them all);
+* in LaTeX every expression, also inside the verdicts' text, through the LaTeX
+  printer (:func:`~anholo.algebra.printing.tex_text`);
+* each optional search (Chaplygin sections, consistency sections) under its own
+  CPU-time budget, so that no verdict depends on the order of the blocks;
 * a block that fails (or runs out of time) shows its error in its place, and the
   others are printed (:attr:`Report.complete` is False: ``anholo analyze`` exits 3).
 
@@ -30,14 +41,14 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from ..algebra.budget import OverBudget, cpu_budget
 import sympy as sp
 
+from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.engine import to_engine
 from ..algebra.expressions import size_exceeds
-from ..algebra.simplify import tidy
 from ..algebra.presentation import Presenter, Shared, align, serialize
 from ..algebra.printing import latex as _latex, tex_text
+from ..algebra.simplify import tidy
 from ..analysis.consistency import consistency_report
 from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
 from ..analysis.sections import Section
