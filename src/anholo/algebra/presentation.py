@@ -14,7 +14,8 @@ stays small.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 import sympy as sp
 
@@ -24,7 +25,7 @@ from .expressions import dag_size, size_exceeds
 from .printing import combination_latex, latex as _latex
 from .simplify import tidy
 
-__all__ = ["Presenter", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align",
+__all__ = ["Presenter", "Shared", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align",
            "problem_latex"]
 
 CSE_PREFIX = "cse"
@@ -57,6 +58,7 @@ class Presenter:
     simplify: bool = False
     full: bool = False
     hint: str = "complete in the JSON report (--json), or print it with --full"
+    shared: "Shared | None" = field(default=None, compare=False, hash=False)
 
     def present(self, expr) -> sp.Basic:
         """``expr`` in the form a report shows: tidied when small (simplified with ``simplify``)."""
@@ -69,6 +71,56 @@ class Presenter:
             return tidy(expr)
         return expr
 
+    def equation(self, lhs, rhs, unknowns=None) -> tuple:
+        """``lhs = rhs`` in the form a report shows, when it is small (at most :attr:`tidy_limit` nodes) and
+        linear in its ``unknowns`` (by default its symbols ``*_dot``, the derivatives of the quasi-velocities
+        of Hamel's equations): ``sum_i M_i(q, v) u_i = F(q, v)`` — the unknowns collected on the left, each
+        coefficient with its common factors taken out (``factor_terms``), every other term on the right
+        (``tidy``).  Larger or nonlinear equations are returned as they are (no simplification of large
+        expressions)."""
+        lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+        if size_exceeds(lhs, self.tidy_limit) or size_exceeds(rhs, self.tidy_limit):
+            return lhs, rhs
+        diff = lhs - rhs
+        if unknowns is None:
+            unknowns = [s for s in diff.free_symbols if s.name.endswith("_dot")]
+        unknowns = sorted(unknowns, key=lambda s: s.name)
+        if not unknowns:
+            return lhs, rhs
+        expanded = sp.expand(diff)
+        parts = sp.collect(expanded, unknowns, evaluate=False)
+        if any(k != 1 and k not in unknowns for k in parts) or any(
+                c.has(*unknowns) for c in parts.values()):
+            return lhs, rhs
+        left = [(sp.factor_terms(tidy(parts[u])), u) for u in unknowns if u in parts]
+        right = sp.factor_terms(tidy(-parts.get(sp.S.One, sp.S.Zero)))
+        return left, right
+
+    def equation_text(self, lhs, rhs) -> str:
+        """``lhs = rhs`` as text, in the form of :meth:`equation` when it is small."""
+        left, right = self.equation(lhs, rhs)
+        if not isinstance(left, list):
+            return f"{self.text(left)} = {self.text(right)}"
+        terms = []
+        for c, u in left:
+            if c == 1 or c == -1:
+                terms.append(("-" if c == -1 else "+") + f" {u}")
+            elif c.is_Add:
+                terms.append(f"+ ({c})*{u}")
+            else:
+                t = str(c)
+                terms.append((f"- {t[1:]}" if t.startswith("-") else f"+ {t}") + f"*{u}")
+        text = " ".join(terms)
+        text = text[2:] if text.startswith("+ ") else "-" + text[2:]
+        return f"{text} = {right}"
+
+    def equation_latex(self, lhs, rhs) -> str:
+        """``lhs &= rhs`` as LaTeX, in the form of :meth:`equation` when it is small."""
+        left, right = self.equation(lhs, rhs)
+        if not isinstance(left, list):
+            return f"{self.latex(left)} &= {self.latex(right)}"
+        return (combination_latex([(c, _latex(c), _latex(u)) for c, u in left]) + f" &= {_latex(right)}")
+
     def fits(self, expr) -> bool:
         """True if ``expr`` is printed in full."""
         return self.full or not size_exceeds(sympified(expr), self.text_limit)
@@ -77,17 +129,151 @@ class Presenter:
         """The line that stands for an expression too large to print."""
         return f"[expression with {dag_size(expr)} distinct subexpressions, not printed: {self.hint}]"
 
+    def _short(self, expr):
+        """``expr`` itself if it is printed as it is, else its form over the names of :attr:`shared`
+        (None if there is no :class:`Shared` table or the expression needs more names than it allows)."""
+        small = not size_exceeds(expr, self.text_limit)
+        if small:
+            return _factored(expr)
+        if self.full and self.shared is None:
+            return expr
+        if self.shared is None:
+            return None
+        return self.shared.abbreviate(expr, self.text_limit, full=self.full)
+
     def text(self, expr) -> str:
-        """``expr`` as text, or the note if it is over the budget."""
+        """``expr`` as text: in full when small, over named shared subexpressions (``c1, c2, …``, defined
+        under the block by the report) when large, or the note if even that is over the budget."""
         expr = self.present(expr)
-        return str(expr) if self.fits(expr) else self.note(expr)
+        short = self._short(expr)
+        return str(short) if short is not None else self.note(expr)
 
     def latex(self, expr) -> str:
-        """``expr`` as LaTeX (dotted velocity names), or the note as ``\\text{…}``."""
+        """``expr`` as LaTeX (dotted velocity names), over named shared subexpressions when large, or the
+        note as ``\\text{…}``."""
         expr = self.present(expr)
-        if self.fits(expr):
-            return _latex(expr)
+        short = self._short(expr)
+        if short is not None:
+            return _latex(short)
         return r"\text{" + self.note(expr).replace("_", r"\_").replace("--", "-{}-") + "}"
+
+
+def _factored(expr):
+    """``expr`` with the common factors of its sums taken out (``factor_terms``: ``(-a*x + b*x)/c`` is
+    printed ``x*(-a + b)/c``) when that makes it shorter; a small expression only (no factorisation)."""
+    if not isinstance(expr, sp.Expr) or expr.is_Atom:
+        return expr
+    try:
+        short = sp.factor_terms(expr)
+    except (TypeError, ValueError, RecursionError):
+        return expr
+    return short if sp.count_ops(short) < sp.count_ops(expr) else expr
+
+
+class _TooMany(Exception):
+    """An expression needs more new names than :attr:`Shared.per_expression`."""
+
+
+class Shared:
+    """Names for the large subexpressions of a report's expressions (``where c1 = …``).
+
+    An expression of more than ``limit`` tree nodes is printed with its largest
+    arguments replaced by names, each name defined once (its definition again
+    at most ``limit`` nodes, over earlier names), as in the hand-written
+    abbreviations of Kane & Levinson (1985) ("Dynamics: Theory and
+    Applications", the ``Z_i`` of their computational notes): a subexpression
+    that occurs in several equations gets one name.  The tree sizes are counted
+    once per distinct subexpression (a DAG walk), so that derived expressions
+    whose trees have millions of nodes cost only their distinct nodes.
+
+    :meth:`pending` gives the definitions made since the last call (a report
+    prints them under the block that introduced them).  Outside ``full`` an
+    expression that would need more than ``per_expression`` new names, or bring the
+    names of the report beyond ``total``, keeps the presenter's note instead (its
+    complete form is in the JSON report, and ``--full`` prints it over names).
+    """
+
+    def __init__(self, prefix: str = "c", per_expression: int = 25, total: int = 40, smallest: int = 40):
+        self.prefix = prefix
+        self.per_expression = per_expression
+        self.total = total
+        self.smallest = smallest  # arguments of at most this many nodes are never named
+        self.names: dict = {}
+        self.definitions: list = []  # (Symbol, expression over earlier names), in order
+        self._shown = 0
+        self._sizes: dict = {}
+        self._budget = None
+
+    def size(self, expr) -> int:
+        """Tree nodes of ``expr`` (memoized per distinct subexpression)."""
+        sizes = self._sizes
+        if expr in sizes:
+            return sizes[expr]
+        stack = [(expr, False)]
+        while stack:
+            e, done = stack.pop()
+            if e in sizes:
+                continue
+            if done:
+                sizes[e] = 1 + sum(sizes[a] for a in e.args)
+                continue
+            stack.append((e, True))
+            stack.extend((a, False) for a in e.args if a not in sizes)
+        return sizes[expr]
+
+    def abbreviate(self, expr, limit: int, full: bool = False):
+        """``expr`` with its large arguments replaced by names (None if over :attr:`per_expression`)."""
+        start, names = len(self.definitions), dict(self.names)
+        self._budget = None if full else min(self.per_expression, self.total - len(self.definitions))
+        try:
+            return self._cut(expr, limit)
+        except _TooMany:
+            del self.definitions[start:]
+            self.names = names
+            return None
+
+    def _cut(self, expr, limit):
+        total = self.size(expr)
+        if total <= limit or not expr.args:
+            return expr
+        args = list(expr.args)
+        sizes = [self.size(a) for a in args]
+        new = list(args)
+        for i in sorted(range(len(args)), key=lambda i: -sizes[i]):
+            if total <= limit or sizes[i] <= self.smallest:
+                break
+            new[i] = self._name(args[i], limit)
+            total -= sizes[i] - 1
+        return expr.func(*new)
+
+    def _name(self, sub, limit):
+        if sub in self.names:
+            return self.names[sub]
+        body = self._cut(sub, limit)
+        if self._budget is not None:
+            if self._budget <= 0:
+                raise _TooMany()
+            self._budget -= 1
+        symbol = sp.Symbol(f"{self.prefix}{len(self.definitions) + 1}")
+        self.names[sub] = symbol
+        self.definitions.append((symbol, body))
+        return symbol
+
+    def pending(self) -> list:
+        """The definitions ``(name, expression)`` made since the last call."""
+        out = self.definitions[self._shown:]
+        self._shown = len(self.definitions)
+        return out
+
+    @staticmethod
+    def prefix_for(reserved) -> str:
+        """A prefix for the names (``c``, else ``w``, ``z``, …) that is not a symbol of the system and makes
+        no name of one with digits (the carriage's parameter ``c`` makes its names ``w1, w2, …``)."""
+        for prefix in ("c", "w", "z", "cc", "ww"):
+            taken = re.compile(re.escape(prefix) + r"[0-9]*$")  # c1 would be read as a name of the system
+            if not any(taken.match(str(r)) for r in reserved):
+                return prefix
+        return "c_"
 
 
 def _leaves(payload, out: list) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 
 import sympy as sp
@@ -150,11 +152,127 @@ _TEX_UNICODE = {"α": r"$\alpha$", "β": r"$\beta$", "γ": r"$\gamma$", "σ": r"
                 "<": r"$<$", ">": r"$>$", "|": r"$|$"}
 
 
+_PAIRS = {"<=": r"$\leq$", ">=": r"$\geq$", "!=": r"$\neq$", "**": r"\textasciicircum{}"}
+#: Functions a verdict's text may call (sympy's printed names); any other call is an undefined function.
+_FUNCTIONS = {name: getattr(sp, name) for name in (
+    "sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+    "exp", "log", "Abs", "sign", "Derivative", "re", "im", "Min", "Max")}
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: operator.pow}
+
+
+def _from_ast(node):
+    """A sympy expression from the AST of printed sympy text: names, numbers, ``+ - * / **`` and calls only
+    (anything else — attributes, subscripts, strings — raises ValueError: the text is not an expression)."""
+    if isinstance(node, ast.Expression):
+        return _from_ast(node.body)
+    if isinstance(node, ast.Name):
+        return sp.Symbol(node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return sp.Integer(node.value) if isinstance(node.value, int) else sp.Float(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_from_ast(node.left), _from_ast(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _from_ast(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        args = [_from_ast(a) for a in node.args]
+        f = _FUNCTIONS.get(node.func.id) or sp.Function(node.func.id)
+        return f(*args)
+    raise ValueError("not an expression")
+
+
+def _span_end(s: str, i: int) -> int:
+    """The end of the longest run from ``i`` that can be printed sympy text: names, numbers, operators,
+    parentheses (inside which spaces and commas may occur) and `` + ``/`` - `` between operands."""
+    depth, j = 0, i
+    while j < len(s):
+        c = s[j]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c.isalnum() or c in "_.*/+-":
+            pass
+        elif c == " " and depth > 0:
+            pass
+        elif c == "," and depth > 0:
+            pass
+        elif c == " " and s[j:j + 3] in (" + ", " - ") and j + 3 < len(s) and (s[j + 3].isalnum() or s[j + 3] in "(_"):
+            j += 3
+            continue
+        else:
+            break
+        j += 1
+    return j
+
+
+def _math(span: str):
+    """The LaTeX of ``span`` if it is an expression worth setting as mathematics (it has a product, a
+    quotient, a power or a call of a standard function), else None."""
+    if not any(x in span for x in ("*", "/")) and not re.search(r"\b(%s)\(" % "|".join(_FUNCTIONS), span):
+        return None
+    if "__" in span or len(span) > 20000:
+        return None
+    try:
+        return latex(_from_ast(ast.parse(span, mode="eval")))
+    except (SyntaxError, ValueError, TypeError, ZeroDivisionError, RecursionError, AttributeError):
+        return None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _plain_math(span: str):
+    """The LaTeX of ``span`` if it parses as an expression at all (a number, a name), else None."""
+    if not span or "__" in span:
+        return None
+    try:
+        return latex(_from_ast(ast.parse(span, mode="eval")))
+    except (SyntaxError, ValueError, TypeError, ZeroDivisionError, RecursionError, AttributeError):
+        return None
+
+
 def tex_text(s: str) -> str:
     """Plain text (a verdict, a reason) safe in LaTeX text mode: specials escaped, Greek letters and
-    mathematical signs as LaTeX commands (so that pdflatex needs no Unicode support)."""
-    out = []
-    for ch in str(s):
+    mathematical signs as LaTeX commands (so that pdflatex needs no Unicode support), and the expressions
+    in it (sympy's printed text, e.g. ``sqrt(y**2 + 1)``, ``a*m = 0``) set as mathematics through the LaTeX
+    printer (``$\\sqrt{y^{2} + 1}$``, dotted velocities as ``\\dot{x}``) — no Python syntax is left.
+
+    >>> print(tex_text("density N = sqrt(y**2 + 1) iff a*m = 0, degree <= 1"))
+    density $N = \\sqrt{y^{2} + 1}$ iff $a m = 0$, degree $\\leq$ 1
+    """
+    s, out, i = str(s), [], 0
+    while i < len(s):
+        if (s[i].isalnum() or s[i] in "(_-") and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_")):
+            end = _span_end(s, i)
+            span = s[i:end].rstrip(".,;:")
+            tex = _math(span) if span else None
+            if tex is None and _NAME.fullmatch(span) and s.startswith(" = ", i + len(span)):
+                rhs = s[i + len(span) + 3:_span_end(s, i + len(span) + 3)].rstrip(".,;:")
+                rhs_tex = _math(rhs)
+                if rhs_tex is not None:  # ``name = expression``: one formula
+                    out.append(f"${_plain_math(span)} = {rhs_tex}$")
+                    i += len(span) + 3 + len(rhs)
+                    continue
+            if tex is not None:
+                i += len(span)
+                if s.startswith(" = ", i):  # an equation: both sides in one formula
+                    rhs = s[i + 3:_span_end(s, i + 3)].rstrip(".,;:")
+                    rhs_tex = _plain_math(rhs)
+                    if rhs_tex is not None:
+                        tex, i = f"{tex} = {rhs_tex}", i + 3 + len(rhs)
+                out.append(f"${tex}$")
+                continue
+        pair = s[i:i + 2]
+        if pair in _PAIRS:
+            out.append(_PAIRS[pair])
+            i += 2
+            continue
+        ch = s[i]
         rep = next((b for a, b in _TEX_SPECIAL if a == ch), None)
         out.append(rep if rep is not None else _TEX_UNICODE.get(ch, ch))
+        i += 1
     return "".join(out)

@@ -352,8 +352,7 @@ def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *,
     wanted = search and cheap and not any(v.holds is True and not v.section.conditions for v in verdicts)
     if wanted and search_budget is not None and search_budget <= 0:
         stopped = (" The default search of sections (degree <= 1 in v) was not run: its budget of CPU time "
-                   "was 0 s (in a report, the searches share one budget, and an earlier search used it); run "
-                   "anholo.analysis.section_search.search_sections in Python to do it.")
+                   "was 0 s; run anholo.analysis.section_search.search_sections in Python to do it.")
     elif wanted:
         try:
             with cpu_budget(search_budget):
@@ -361,9 +360,9 @@ def consistency_report(nh: NonholonomicSystem, extra_sections: Sequence = (), *,
                                                               name="c (degree <= 1 in v, constant coefficients)"))
             sections += [f.section for f in found.families]
         except OverBudget:
-            stopped = (f" The default search of sections (degree <= 1 in v) was stopped at its budget of "
-                       f"{search_budget:g} s of CPU time; run anholo.analysis.section_search.search_sections "
-                       "in Python to complete it.")
+            stopped = (f" The default search of sections (degree <= 1 in v) was not decided within its "
+                       f"{search_budget:g} s of CPU time (the sections it may find are not tried here); run "
+                       "anholo.analysis.section_search.search_sections in Python to complete it.")
     for s in sections[len(verdicts):]:
         verdicts.append(strong_consistency(nh, s))
     out = []

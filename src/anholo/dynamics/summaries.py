@@ -148,7 +148,7 @@ class EulerLagrangeSummary(ReportBlock):
             lines.append("(the free system, without the constraints)")
         lines.append(f"L in quasi-velocities: {p.text(self.lagrangian.expr)}")
         lines.append("Hamel equations  d/dt p_i = X_i(L) - R^k_ij v^j p_k:")
-        lines += [f"  {p.text(sides(e)[0])} = {p.text(sides(e)[1])}" for e in self.hamel]
+        lines += [f"  {p.equation_text(*sides(e))}" for e in self.hamel]
         lines.append("Euler-Lagrange field:")
         if self.regular:
             lines += [f"  {v} = {p.text(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
@@ -162,7 +162,7 @@ class EulerLagrangeSummary(ReportBlock):
     def latex_lines(self, p: Presenter) -> list:
         b = self.lagrangian.bundle
         out = [r"\paragraph{Hamel's equations}"] + align(
-            f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.hamel)
+            p.equation_latex(*sides(e)) for e in self.hamel)
         if self.regular:
             out += [r"\paragraph{Euler--Lagrange field}"] + align(
                 [f"{latex(v)} &= {p.latex(e)}" for v, e in zip(b.quasi_velocity_rates, self.v_dot)]
@@ -245,7 +245,7 @@ class NonholonomicSummary(ReportBlock):
         on_C = ", ".join(f"{v[m + a]} = {p.text(b)}" for a, b in enumerate(self.velocities_on_C[m:]))
         lines.append(f"Constraint submanifold C: {on_C}")
         lines.append("Hamel equations on C  d/dt dL_c/dv^alpha = X_alpha(L_c) - R^k_alpha,j v^j p_k|_C:")
-        lines += [f"  {p.text(sides(e)[0])} = {p.text(sides(e)[1])}" for e in self.hamel]
+        lines += [f"  {p.equation_text(*sides(e))}" for e in self.hamel]
         if self.implicit is not None:
             form = self.implicit
             lines.append(f"Implicit form M x = F in x = ({', '.join(map(str, form.unknowns))}): "
@@ -272,7 +272,7 @@ class NonholonomicSummary(ReportBlock):
         out.append(r"\paragraph{Constraint submanifold} $C = \{" + ", ".join(
             f"{latex(v[m + a])} = {p.latex(b)}" for a, b in enumerate(self.velocities_on_C[m:])) + r"\}$.")
         out += [r"\paragraph{Constrained Hamel equations}"] + align(
-            f"{p.latex(sides(e)[0])} &= {p.latex(sides(e)[1])}" for e in self.hamel)
+            p.equation_latex(*sides(e)) for e in self.hamel)
         out += [r"\paragraph{Nonholonomic field on $C$ and multipliers of the constraints as written}"] + align(
             [f"{latex(d)} &= {p.latex(e)}" for d, e in zip(nh.bundle.quasi_velocity_rates, self.v_dot)]
             + [rf"{dotted(qq, 2)}\big|_{{C}} &= {p.latex(e)}" for qq, e in self.q_ddot.items()]

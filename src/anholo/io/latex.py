@@ -109,7 +109,8 @@ def summary_tex(line: str) -> str:
     out = tex_text(line)
     for plain, math in _SUMMARY_MATH:
         out = out.replace(plain, math)
-    return re.sub(r"(?<![\\A-Za-z])sigma\b", lambda m: r"$\sigma$", out)
+    out = re.sub(r"(?<![\\A-Za-z])sigma\b", lambda m: r"$\sigma$", out)
+    return re.sub(r"(?<![\\\w$])D(?![\w$])", r"$D$", out)  # the distribution
 
 
 def _side(x: str) -> str:

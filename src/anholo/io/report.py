@@ -9,8 +9,19 @@ Chetaev analyses (:mod:`anholo.analysis.summaries`).  This module only decides
 which blocks apply, computes them in order under a time budget, and prints:
 
 * the verdicts and small results first (a summary), then each block;
+* text in lines of at most :data:`TEXT_WIDTH` characters (a sum broken between its
+  terms, prose between words);
 * every expression under the :class:`~anholo.algebra.presentation.Presenter`'s
-  size budget — beyond it one line gives its size and says how to get it;
+  size budget in full; a larger one over names of its large subexpressions,
+  each defined once under the line that first uses it (``where c1 = …``,
+  :class:`~anholo.algebra.presentation.Shared`); beyond the budget of names
+  the block's large results are listed in one sentence with their sizes and
+  how to get them (``--full`` prints every expression over names, ``--json``
+  has them all);
+* in LaTeX every expression, also inside the verdicts' text, through the LaTeX
+  printer (:func:`~anholo.algebra.printing.tex_text`);
+* each optional search (Chaplygin sections, consistency sections) under its own
+  CPU-time budget, so that no verdict depends on the order of the blocks;
 * a block that fails (or runs out of time) shows its error in its place, and the
   others are printed (:attr:`Report.complete` is False: ``anholo analyze`` exits 3).
 
@@ -23,20 +34,25 @@ block is ``{"error": "…"}``.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import sympy as sp
 
 from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.engine import to_engine
-from ..algebra.presentation import Presenter, serialize
-from ..algebra.printing import tex_text
+from ..algebra.expressions import size_exceeds
+from ..algebra.presentation import Presenter, Shared, align, serialize
+from ..algebra.printing import latex as _latex, tex_text
+from ..algebra.simplify import tidy
 from ..analysis.consistency import consistency_report
 from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
 from ..analysis.sections import Section
-from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, REPORT_SEARCH_BUDGET, ChaplyginSummary,
+from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary,
                                   ChetaevSummary)
 from ..dynamics.maggi import MaggiSystem
 from ..analysis.chaplygin_numerical import translation_chaplygin
@@ -196,7 +212,7 @@ class Report:
             "parameters": [p.name for p in s.chart.parameters],
             "quasi_velocities": [v.name for v in s.bundle.quasi_velocities],
             "lagrangian": (str(to_engine(s.lagrangian.natural_expr())) if getattr(s, "is_large", False)
-                           else str(self.presenter.present(s.lagrangian.natural_expr()))),
+                           else str(self.presenter.present(self._lagrangian()))),
             **_loads_header(s),
         }
 
@@ -234,10 +250,58 @@ class Report:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     # --- text -----------------------------------------------------------------------
-    def _wide(self) -> Presenter:
+    def _wide(self, p: Presenter | None = None) -> Presenter:
         """The presenter for the Lagrangian of the header: what the user wrote is shown up to a larger size."""
-        p = self.presenter
-        return Presenter(p.tidy_limit, 5 * p.text_limit, p.simplify, p.full, p.hint)
+        p = p or self.presenter
+        return replace(p, text_limit=5 * p.text_limit)
+
+    def _lagrangian(self):
+        """L in the natural velocities as the header shows it: derived through the frame, it can be a long
+        nest of the frame's coefficients; when small (at most 3000 tree nodes) it is expanded and tidied,
+        and the shorter of the two forms is shown (the user's L, e.g. the carriage's seven terms)."""
+        if "_L" not in self.__dict__:
+            L = self.system.lagrangian.natural_expr()
+            if not getattr(self.system, "is_large", False) and not size_exceeds(L, 3000):
+                short = tidy(sp.expand(L))
+                if sp.count_ops(short) < sp.count_ops(L):
+                    L = short
+            self.__dict__["_L"] = L
+        return self.__dict__["_L"]
+
+    def _shared(self) -> Presenter:
+        """The report's presenter with a fresh table of named shared subexpressions (``where c1 = …``)."""
+        return replace(self.presenter, shared=Shared(Shared.prefix_for(self._reserved())))
+
+    @staticmethod
+    def _with_where(lines: list, p: Presenter, indent: str = "  ") -> list:
+        """``lines`` with the definitions of the names introduced since the last call (``where c1 = …``)
+        inserted under the first line that uses each name (a name used only in another definition: under
+        that definition's line)."""
+        defs = p.shared.pending()
+        if not defs:
+            return lines
+        word = {name: re.compile(rf"(?<![\w]){re.escape(str(name))}(?![\w])") for name, _ in defs}
+        anchor: dict = {}
+        for k in reversed(range(len(defs))):
+            name = defs[k][0]
+            at = next((i for i, line in enumerate(lines) if word[name].search(line)), None)
+            if at is None:  # used only by a later definition: printed with it
+                at = next((anchor[later[0]] for later in defs[k + 1:] if word[name].search(str(later[1]))),
+                          len(lines) - 1)
+            anchor[name] = at
+        out = []
+        for i, line in enumerate(lines):
+            out.append(line)
+            here = [(n, b) for n, b in defs if anchor[n] == i]
+            lead = line[:len(line) - len(line.lstrip())] + indent
+            out += [lead + ("where " if k == 0 else "      ") + f"{n} = {b}" for k, (n, b) in enumerate(here)]
+        return out
+
+    @staticmethod
+    def _where_latex(p: Presenter) -> list:
+        defs = p.shared.pending()
+        return align((r"\text{where } " if k == 0 else r"\phantom{\text{where }} ")
+                     + f"{_latex(name)} &= {_latex(body)}" for k, (name, body) in enumerate(defs))
 
     def _ordered(self) -> list:
         """Blocks in print order: for a constrained system the free Euler–Lagrange field comes last."""
@@ -265,12 +329,15 @@ class Report:
         return out
 
     def to_text(self) -> str:
-        s, p = self.system, self.presenter
+        """The report as text: the header, the summary of verdicts, then each block; an expression over the
+        size budget is printed over named shared subexpressions defined under its block (``where c1 = …``);
+        no line is wider than :data:`TEXT_WIDTH` (longer ones continue, indented, on the next lines)."""
+        s, p = self.system, self._shared()
         lines = [s.name, "=" * len(s.name), ""]
         lines.append("Coordinates: " + ", ".join(q.name for q in s.chart.coordinates))
         if s.chart.parameters:
             lines.append("Parameters:  " + ", ".join(x.name for x in s.chart.parameters))
-        lines.append(f"L = {self._wide().text(s.lagrangian.natural_expr())}")
+        lines += self._with_where([f"L = {self._wide(p).text(self._lagrangian())}"], p)
         loads = _loads_header(s)
         if "forces" in loads:
             lines.append("Forces:      " + ", ".join(f"Q_{q.name} = {Q}" for q, Q in zip(s.chart.coordinates,
@@ -294,8 +361,9 @@ class Report:
                 lines.append(f"FAILED: {o.error}")
             else:
                 body = self._render(o, lambda b: b.text_lines(p))
-                lines += body if body is not None else [f"FAILED to print: {self.render_errors[o.key]}"]
-        return "\n".join(out for line in lines for out in _wrapped(line)) + "\n"
+                lines += (self._with_where(body, p) if body is not None
+                          else [f"FAILED to print: {self.render_errors[o.key]}"])
+        return "\n".join(out for line in _gathered(lines) for out in _wrapped(line)) + "\n"
 
     def __str__(self):
         return self.to_text()
@@ -303,20 +371,21 @@ class Report:
     # --- LaTeX ----------------------------------------------------------------------
     def to_latex(self) -> str:
         """A LaTeX fragment: ``\\section`` for the system, ``\\subsection`` per block (needs amsmath)."""
-        s, p = self.system, self.presenter
+        s, p = self.system, self._shared()
         esc = tex_text
         out = [f"% anholo report: {s.name} (a fragment; needs amsmath)", rf"\section{{{esc(s.name)}}}"]
         coords = ", ".join(p.latex(q) for q in s.chart.coordinates)
         out.append(rf"Coordinates ${coords}$" + (
             ", parameters $" + ", ".join(p.latex(x) for x in s.chart.parameters) + "$" if s.chart.parameters else "")
             + ".")
-        out += [r"\begin{align*}", f"L &= {self._wide().latex(s.lagrangian.natural_expr())}", r"\end{align*}"]
+        out += [r"\begin{align*}", f"L &= {self._wide(p).latex(self._lagrangian())}", r"\end{align*}"]
+        out += self._where_latex(p)
         summary = self.summary_lines()
         if summary:
             out += [r"\subsection{Summary}", r"\begin{itemize}"] + [rf"\item {summary_tex(x)}" for x in summary] + [
                 r"\end{itemize}"]
         for o in self._ordered():
-            out.append(rf"\subsection{{{esc(self._title(o))}}}")
+            out.append(rf"\subsection{{{_heading_tex(self._title(o))}}}")
             if o.note is not None:
                 out.append(rf"Does not apply: {esc(o.note)}")
             elif o.stopped is not None:
@@ -325,7 +394,9 @@ class Report:
                 out.append(rf"\textbf{{Failed:}} {esc(o.error)}")
             else:
                 body = self._render(o, lambda b: b.latex_lines(p))
-                out += body if body is not None else [rf"\textbf{{Failed to print:}} {esc(self.render_errors[o.key])}"]
+                out += (_gathered_latex(body) if body is not None
+                        else [rf"\textbf{{Failed to print:}} {esc(self.render_errors[o.key])}"])
+                out += self._where_latex(p)
         return "\n".join(out) + "\n"
 
     def _repr_latex_(self):
@@ -338,20 +409,131 @@ class Report:
 TEXT_WIDTH = 120
 
 
+_NOTE = r"\[expression with \d+ distinct subexpressions, not printed: [^\]]*\]"
+_NOT_PRINTED = re.compile(r"^(\s*)(\S+|" + _NOTE + r") = \[expression with (\d+) distinct subexpressions, "
+                          r"not printed: (.*)\]$")
+
+
+_INLINE = re.compile(r" = \[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]")
+_TEX_INLINE = re.compile(r"\\text\{\[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]\}")
+
+
+def _gathered(lines: list) -> list:
+    """Consecutive equations ``name = [expression … not printed: how]`` as one line that lists the names,
+    their sizes and how to get them (a block of large results reads as one sentence, not a column of
+    identical notes)."""
+    out, run = [], []
+
+    def flush():
+        if len(run) == 1 and not run[0][1].group(2).startswith("["):
+            out.append(run[0][0])
+        elif run:
+            sizes = [int(m.group(3)) for _, m in run]
+            span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
+            m = run[0][1]
+            names = [x.group(2) if not x.group(2).startswith("[") else f"equation {k + 1}"
+                     for k, (_, x) in enumerate(run)]
+            out.append(f"{m.group(1)}{', '.join(names)}: not printed ({span} distinct "
+                       f"subexpressions{' each' if len(run) > 1 else ''}): {m.group(4)}")
+        run.clear()
+
+    for line in lines:
+        m = _NOT_PRINTED.match(line)
+        if not m and "[expression with " in line:  # mentioned in a sentence: said in words
+            line = _INLINE.sub(lambda x: f" is not printed here ({x.group(1)} distinct subexpressions): {x.group(2)}",
+                               line)
+        if m and (not run or run[0][1].group(1) == m.group(1)):
+            run.append((line, m))
+            continue
+        flush()
+        if m:
+            run.append((line, m))
+        else:
+            out.append(line)
+    flush()
+    return out
+
+
+_TEX_NOT_PRINTED = re.compile(r"^(.*?) &= \\text\{\[expression with (\d+) distinct subexpressions, not printed: "
+                              r"(.*)\]\}(?: \\\\)?$")
+
+
+def _gathered_latex(lines: list) -> list:
+    """A block's LaTeX with the rows ``lhs &= \\text{[expression … not printed …]}`` taken out of their
+    ``align*`` and said in one sentence after it (as :func:`_gathered` does for the text)."""
+    out, notes = [], []
+    for line in lines:
+        m = _TEX_NOT_PRINTED.match(line)
+        if m:
+            notes.append(m)
+            continue
+        line = _TEX_INLINE.sub(lambda x: rf"\text{{(not printed here: {x.group(1)} distinct subexpressions; "
+                               rf"{x.group(2)})}}", line)
+        if line == r"\end{align*}" and out:
+            if out[-1] == r"\begin{align*}":
+                out.pop()
+            else:
+                out[-1] = out[-1][:-3] if out[-1].endswith(r" \\") else out[-1]
+                out.append(line)
+            if notes:
+                sizes = [int(n.group(2)) for n in notes]
+                span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
+                names = [n.group(1) if "[expression" not in n.group(1) else rf"\text{{equation {k + 1}}}"
+                         for k, n in enumerate(notes)]
+                out.append("$" + ", ".join(names) + f"$: not printed ({span} distinct "
+                           f"subexpressions{' each' if len(notes) > 1 else ''}): {notes[0].group(3)}.")
+                notes = []
+            continue
+        out.append(line)
+    return out
+
+
+def _cut_at(rest: str, lo: int) -> int:
+    """Where to break ``rest`` (longer than :data:`TEXT_WIDTH`): before a `` + ``/`` - `` at the shallowest
+    depth of parentheses (the rightmost such in the second half of the line, else any after ``lo``), else
+    after the last space, else after the last ``*``, ``/`` or ``(`` (a long product), else at the
+    width."""
+    width = TEXT_WIDTH
+    depth, sums = 0, []
+    for i, c in enumerate(rest[:width]):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c in "+-" and i > lo and rest[i - 1] == " " and rest[i + 1:i + 2] == " ":
+            sums.append((depth, i - 1))
+    for start in (width // 2, lo):
+        here = [x for x in sums if x[1] >= start]
+        if here:
+            shallow = min(d for d, _ in here)
+            return max(i for d, i in here if d == shallow)
+    cut = rest.rfind(" ", lo, width)
+    if cut > lo:
+        return cut + 1
+    cut = max(rest.rfind(c, lo, width - 1) for c in "*/(")
+    return cut + 1 if cut > lo else width
+
+
 def _wrapped(line: str) -> list:
-    """``line`` as lines of at most :data:`TEXT_WIDTH` characters, broken before `` + `` / `` - `` (else at a
-    sum; prose is kept whole), continuation lines indented four spaces more than the line."""
+    """``line`` as lines of at most :data:`TEXT_WIDTH` characters, continuation lines indented four spaces
+    more than the line: an expression is broken before `` + `` / `` - `` (else at a space or an operator),
+    prose between words."""
     if len(line) <= TEXT_WIDTH:
         return [line]
-    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    lead = len(line) - len(line.lstrip())
+    indent = " " * min(lead + 4, TEXT_WIDTH // 3)
+    lo = max(len(indent), TEXT_WIDTH // 3)
     out, rest = [], line
     while len(rest) > TEXT_WIDTH:
-        cut = max(rest.rfind(" + ", 0, TEXT_WIDTH), rest.rfind(" - ", 0, TEXT_WIDTH))
-        if cut <= len(indent):
-            break  # one token longer than the width: kept whole
+        cut = _cut_at(rest, lo)
         out.append(rest[:cut].rstrip())
         rest = indent + rest[cut:].lstrip()
     return out + [rest]
+
+
+def _heading_tex(title: str) -> str:
+    """A block's title in LaTeX: text escaped, the distribution D and Gamma_nh set as mathematics."""
+    return summary_tex(title)
 
 
 def _loads_header(system) -> dict:
@@ -486,10 +668,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 raise _NotApplicable(_CHAPLYGIN_NOTE.format(why=system.route[1]))
             return translation_chaplygin(nh())
         if "chaplygin" not in cache:
-            t0 = time.process_time()
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, exact_nh(), system)
-            cache["chaplygin_cpu"] = time.process_time() - t0
         return cache["chaplygin"]
 
     def affine() -> bool:
@@ -509,10 +689,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 extra = ()
         if affine():
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
-        # the report's searches share REPORT_SEARCH_BUDGET: what the Chaplygin block used is not given again
-        left = REPORT_SEARCH_BUDGET - cache.get("chaplygin_cpu", 0.0)
+        # each search has its own CPU budget: what one block's search finds does not depend on which blocks
+        # ran before it (a search stopped at its budget says so in its verdict)
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra],
-                                  search_budget=round(max(0.0, min(CONSISTENCY_SEARCH_BUDGET, left)), 1))
+                                  search_budget=CONSISTENCY_SEARCH_BUDGET)
 
     def vakonomic():
         return LargeVakonomicSummary.of(nh()) if maggi() else VakonomicSummary.of(nh())
