@@ -425,9 +425,7 @@ def _gathered(lines: list) -> list:
     out, run = [], []
 
     def flush():
-        if len(run) == 1 and not run[0][1].group(2).startswith("["):
-            out.append(run[0][0])
-        elif run:
+        if run:
             sizes = [int(m.group(3)) for _, m in run]
             span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
             m = run[0][1]
@@ -437,7 +435,13 @@ def _gathered(lines: list) -> list:
                        f"subexpressions{' each' if len(run) > 1 else ''}): {m.group(4)}")
         run.clear()
 
-    for line in lines:
+    joined = []
+    for line in lines:  # a note wrapped over lines (a long name or hint) is read whole
+        if joined and "[expression with " in joined[-1] and joined[-1].count("[") > joined[-1].count("]"):
+            joined[-1] = joined[-1] + " " + line.strip()
+        else:
+            joined.append(line)
+    for line in joined:
         m = _NOT_PRINTED.match(line)
         if not m and "[expression with " in line:  # mentioned in a sentence: said in words
             line = _INLINE.sub(lambda x: f" is not printed here ({x.group(1)} distinct subexpressions): {x.group(2)}",
