@@ -261,10 +261,15 @@ class Report:
         and the shorter of the two forms is shown (the user's L, e.g. the carriage's seven terms)."""
         if "_L" not in self.__dict__:
             L = self.system.lagrangian.natural_expr()
-            if not getattr(self.system, "is_large", False) and not size_exceeds(L, 3000):
-                short = tidy(sp.expand(L))
-                if sp.count_ops(short) < sp.count_ops(L):
-                    L = short
+            route = getattr(self.system, "route", ("exact", ""))[0]
+            if route == "exact" and not getattr(self.system, "is_large", False) and not size_exceeds(L, 3000):
+                try:  # a normal form only where it is cheap (on n_trailer_8 it cost 7.8 s): never on Maggi's route
+                    with cpu_budget(HEADER_TIDY_BUDGET):
+                        short = tidy(sp.expand(L))
+                    if sp.count_ops(short) < sp.count_ops(L):
+                        L = short
+                except OverBudget:
+                    pass
             self.__dict__["_L"] = L
         return self.__dict__["_L"]
 
@@ -403,6 +408,9 @@ class Report:
         return self.to_latex()
 
 
+
+#: CPU seconds the header may spend putting the Lagrangian in a short form (else it is shown as derived).
+HEADER_TIDY_BUDGET = 1.0
 
 #: Characters per line of the text report; longer lines (an expression under the size budget, or the
 #: header's Lagrangian) continue on indented lines, broken between the terms of a sum.
