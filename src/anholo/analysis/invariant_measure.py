@@ -412,6 +412,9 @@ def _exponential(field_, div, B, k, q, v):
     qdot = field_.velocity_field()
     c = [sp.Dummy(f"e{j}") for j in range(len(q))]
     weight = div if k == 0 else k * _along(field_, B) / B + div
+    params = field_.system.frame.chart.parameters
+    if not _affine_solvable(qdot, weight, params):  # no constants c_A at random points: no exact system needed
+        return None
     signs = _Signs.of([weight])
     residual = sp.Add(*[cj * qd for cj, qd in zip(c, qdot) if qd != 0]) + signs(weight)
     try:
@@ -431,6 +434,32 @@ def _exponential(field_, div, B, k, q, v):
         return None
     N = sp.exp(sp.factor(exponent))
     return N if k == 0 else sp.powdenest(B ** k, force=True) * N
+
+
+def _affine_solvable(qdot, weight, parameters=(), seed: int = 5) -> bool:
+    """False if no constants ``c_A`` make ``c_A q̇^A + weight`` vanish at random real points (a least-squares
+    solve over ``n + 6`` points; the parameters at one random value for all points — the ``c_A`` may depend on
+    them —, the other symbols uniform in (0.3, 0.9) at each point); True if they may (or if the expressions
+    cannot be evaluated there: the exact elimination then decides)."""
+    import random
+
+    import numpy as np
+
+    exprs = list(qdot) + [weight]
+    syms = sorted(set().union(*(sp.sympify(e).free_symbols for e in exprs)), key=str)
+    try:
+        f = sp.lambdify(syms, exprs, "math")
+        rng = random.Random(seed)
+        fixed = {p: rng.uniform(0.3, 0.9) for p in parameters}
+        rows = [f(*[fixed[x] if x in fixed else rng.uniform(0.3, 0.9) for x in syms]) for _ in range(len(qdot) + 6)]
+        values = np.array(rows, dtype=float)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError):
+        return True
+    if not np.all(np.isfinite(values)):
+        return True
+    A, b = values[:, :-1], -values[:, -1]
+    x, *_ = np.linalg.lstsq(A, b, rcond=None)
+    return float(np.linalg.norm(A @ x - b)) <= 1e-8 * (1.0 + float(np.linalg.norm(b)))
 
 
 def _normalised(N, coordinates) -> sp.Expr:
