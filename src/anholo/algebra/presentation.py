@@ -15,17 +15,19 @@ stays small.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 import sympy as sp
 
 from ..io.expressions import sympified
+from .budget import OverBudget, cpu_budget
 from .engine import engine_cse, printed, to_engine_dag
 from .expressions import dag_size, size_exceeds
 from .printing import combination_latex, latex as _latex
 from .simplify import tidy
 
-__all__ = ["Presenter", "Shared", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align",
+__all__ = ["Presenter", "Refinement", "Shared", "serialize", "CSE_PREFIX", "ReportBlock", "vector_text", "vector_latex", "align",
            "problem_latex"]
 
 CSE_PREFIX = "cse"
@@ -51,17 +53,24 @@ class Presenter:
         Print every expression whatever its size.
     hint : str
         How to get an expression that was not printed.
+    refine_limit : int
+        Expressions larger than ``tidy_limit`` but with at most this many tree nodes are
+        offered to ``tidy`` and to ``cancel`` + ``factor_terms`` under a CPU budget
+        (:class:`Refinement`); the shortest of the forms is shown.
     """
 
     tidy_limit: int = 300
+    refine_limit: int = 4000
     text_limit: int = 400
     simplify: bool = False
     full: bool = False
     hint: str = "complete in the JSON report (--json), or print it with --full"
     shared: "Shared | None" = field(default=None, compare=False, hash=False)
+    refinement: "Refinement" = field(default_factory=lambda: Refinement(), compare=False, hash=False)
 
     def present(self, expr) -> sp.Basic:
-        """``expr`` in the form a report shows: tidied when small (simplified with ``simplify``)."""
+        """``expr`` in the form a report shows: tidied when small, the shortest of a few cheap normal
+        forms when of medium size and the budget allows (simplified with ``simplify``)."""
         expr = sympified(expr)
         if not isinstance(expr, sp.Expr) or expr.is_Atom:
             return expr
@@ -69,17 +78,19 @@ class Presenter:
             return sp.simplify(expr)
         if not size_exceeds(expr, self.tidy_limit):
             return tidy(expr)
+        if not size_exceeds(expr, self.refine_limit):
+            return self.refinement.shortest(expr)
         return expr
 
     def equation(self, lhs, rhs, unknowns=None) -> tuple:
-        """``lhs = rhs`` in the form a report shows, when it is small (at most :attr:`tidy_limit` nodes) and
+        """``lhs = rhs`` in the form a report shows, when it is small (at most half :attr:`refine_limit` nodes) and
         linear in its ``unknowns`` (by default its symbols ``*_dot``, the derivatives of the quasi-velocities
         of Hamel's equations): ``sum_i M_i(q, v) u_i = F(q, v)`` — the unknowns collected on the left, each
         coefficient with its common factors taken out (``factor_terms``), every other term on the right
         (``tidy``).  Larger or nonlinear equations are returned as they are (no simplification of large
         expressions)."""
         lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-        if size_exceeds(lhs, self.tidy_limit) or size_exceeds(rhs, self.tidy_limit):
+        if size_exceeds(lhs, self.refine_limit // 2) or size_exceeds(rhs, self.refine_limit // 2):
             return lhs, rhs
         diff = lhs - rhs
         if unknowns is None:
@@ -156,6 +167,51 @@ class Presenter:
         if short is not None:
             return _latex(short)
         return r"\text{" + self.note(expr).replace("_", r"\_").replace("--", "-{}-") + "}"
+
+
+class Refinement:
+    """The medium-size expressions of one report, each put in the shortest of its cheap normal forms.
+
+    An expression of a few hundred to a few thousand tree nodes (the carriage's vakonomic
+    accelerations: 480 operations, 2,800 characters, of which ``cancel`` leaves 135) is offered to
+    :func:`~anholo.algebra.simplify.tidy` (``cancel`` and reduction modulo ``sin² + cos² = 1``), and to
+    ``cancel`` alone when that does not halve it (reducing modulo sin² + cos² = 1 can lengthen a
+    quotient that ``cancel`` shortens), each under a CPU budget of :attr:`each` seconds, all of them under
+    :attr:`total` seconds per report; the form with the fewest operations is shown (the expression as
+    derived if no form is shorter or the budget is spent).  Results are remembered, so the text and the
+    JSON of a block show the same form.
+    """
+
+    def __init__(self, each: float = 1.0, total: float = 3.0):
+        self.each = each
+        self.total = total
+        self.spent = 0.0
+        self._done: dict = {}
+
+    def shortest(self, expr: sp.Expr) -> sp.Expr:
+        """The shortest of ``expr``, ``tidy(expr)`` and, when that does not halve it, ``cancel(expr)``, as
+        far as the budget allows (the printer takes common factors out afterwards)."""
+        if expr in self._done:
+            return self._done[expr]
+        best, best_ops = expr, sp.count_ops(expr)
+        for form in (tidy, sp.cancel):
+            allowed = min(self.each, self.total - self.spent)
+            if allowed <= 0.01 or 2 * best_ops < sp.count_ops(expr):
+                break
+            start = time.process_time()
+            try:
+                with cpu_budget(allowed):
+                    candidate = form(expr)
+                    ops = sp.count_ops(candidate)
+            except (OverBudget, sp.PolynomialError, sp.polys.polyerrors.PolificationFailed,
+                    TypeError, ValueError, RecursionError):
+                candidate, ops = None, None
+            finally:
+                self.spent += time.process_time() - start
+            if candidate is not None and ops < best_ops:
+                best, best_ops = candidate, ops
+        self._done[expr] = best
+        return best
 
 
 def _factored(expr):
