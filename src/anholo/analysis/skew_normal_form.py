@@ -185,7 +185,7 @@ def compatible_velocities(a, coordinates, point) -> CompatibleVelocities:
     the range of M and adds ``Γ x_a`` with ``M x_a = a``; then ``a·q̇ = 0`` is imposed on the span."""
     q = list(coordinates)
     Ms = constraint_curl(a, q)
-    values = {sp.Symbol(str(k), real=True) if isinstance(k, str) else k: v for k, v in dict(point).items()}
+    values = {sp.Symbol(str(k), real=True) if isinstance(k, str) else k: sp.sympify(v) for k, v in dict(point).items()}
 
     def num(e):
         e = sympified(e).xreplace(values)
