@@ -17,7 +17,10 @@ docs/nonholonomic.rst).
   lie in D (c constant) J_ξ is conserved; when none does (𝔤^q = 0: Chaplygin systems) there is
   no equation.
 * Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear; ``+ U(q)`` when the constraints are affine) or
-  ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic), the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``
+  ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic; ``+ Σ_α c_α(q) v^α`` when the constraints are affine),
+  and for affine constraints the polynomials of degree ≤ 2 in the velocities and the non-angular
+  coordinates together (the Jacobi integral ``E − Ω J_z`` of a body on a turntable, Fassò & Sansonetto
+  2016: :func:`search_jacobi_integrals`), the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``
   (:func:`~anholo.analysis.invariant_measure.product_function_ansatz`: one function per coordinate,
   trigonometric polynomials of the angles); ``Γ_nh(F) = 0`` is linear in the unknown constants and
   its coefficients give an exact linear system (as for the invariant measures,
@@ -38,12 +41,11 @@ import sympy as sp
 
 from ..io.expressions import sympified
 from ..algebra import size_exceeds, solve_generic, tidy, vanishes
-from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.differentiation import diff_dag
-from ..algebra.elimination import Elimination, eliminate, linear_system
 from ..algebra.numeric import numerical_relations
 from ..dynamics.nonholonomic import NonholonomicField
-from .invariant_measure import FunctionAnsatz, _angles, default_function_ansatz, fixed_parameters, product_function_ansatz
+from .invariant_measure import (FunctionAnsatz, _angles, default_function_ansatz, fixed_parameters,
+                                product_function_ansatz, solutions_in_span)
 
 __all__ = ["energy_on_C", "energy_rate", "MomentumEquation", "momentum_equations", "FirstIntegral",
            "FirstIntegrals", "search_first_integrals", "search_jacobi_integrals", "integrals_in_span",
@@ -196,62 +198,10 @@ def search_jacobi_integrals(field_: NonholonomicField, ansatz: FunctionAnsatz, p
 def integrals_in_span(field_: NonholonomicField, terms) -> list:
     """A basis of the first integrals ``F = Σ_j c_j t_j`` in the span of the functions ``terms`` of
     ``(q, v^α)`` over the constants (which may depend on the parameters): ``Γ_nh(F) = Σ_j c_j Γ_nh(t_j) = 0``
-    identically in (q, v) is a linear system for the ``c_j``, prefiltered numerically (the terms that take
-    part in no numerical relation among the ``Γ_nh(t_j)`` are dropped) and solved exactly
-    (:func:`~anholo.algebra.elimination.eliminate`).  Constants are not returned."""
-    nh = field_.system
-    q, v = nh.frame.chart.coordinates, nh.free_velocities
+    identically in (q, v) is a linear system for the ``c_j``, prefiltered numerically and solved exactly
+    (:func:`~anholo.analysis.invariant_measure.solutions_in_span`).  Constants are not returned."""
     terms = list(dict.fromkeys(terms))
-    columns = [field_(t) for t in terms]
-    fixed = fixed_parameters(nh.frame.chart.parameters)
-    relations = _relations([col.xreplace(fixed) for col in columns] if fixed else columns)
-    if relations is not None and not relations:
-        return []
-    if relations:  # only the terms that take part in some relation
-        keep = sorted({j for r in relations for j, x in enumerate(r) if abs(x) > 1e-7 * max(abs(y) for y in r)})
-        terms, columns = [terms[j] for j in keep], [columns[j] for j in keep]
-    c = [sp.Dummy(f"c{j}") for j in range(len(terms))]
-    try:
-        coeffs = coefficients_in(sp.Add(*[cj * col for cj, col in zip(c, columns)]), q, v)
-    except NotPolynomial:
-        return []
-    M, b = linear_system(coeffs, c)
-    try:
-        elim = Elimination({}, tuple(c), (), ()) if M.rows == 0 else eliminate(M, b, c)
-    except NotPolynomial:
-        return []
-    if elim.conditions:
-        return []
-    out = []
-    for z in elim.free:
-        unit = {w: (1 if w == z else 0) for w in elim.free}
-        vals = {w: e.xreplace(unit) for w, e in elim.solution.items()}
-        vals.update(unit)
-        F = tidy(sp.Add(*[vals.get(cj, 0) * t for cj, t in zip(c, terms)]))
-        if F != 0 and not F.is_number:
-            out.append(F)
-    return out
-
-
-def _relations(columns: list):
-    """The numerical relations among ``columns`` (:func:`~anholo.algebra.numeric.numerical_relations`),
-    including those among the columns that do not vanish when some do (that function then returns the
-    vanishing ones only); None if a column cannot be evaluated."""
-    rel = numerical_relations(columns)
-    if not rel or any(sum(1 for x in r if x != 0) != 1 for r in rel):
-        return rel
-    zero = {next(j for j, x in enumerate(r) if x != 0) for r in rel}
-    rest = [j for j in range(len(columns)) if j not in zero]
-    more = numerical_relations([columns[j] for j in rest]) if len(rest) > 1 else []
-    if more is None:
-        return None
-    out = list(rel)
-    for r in more:
-        full = [0.0] * len(columns)
-        for j, x in zip(rest, r):
-            full[j] = x
-        out.append(full)
-    return out
+    return solutions_in_span(field_, terms, [field_(t) for t in terms])
 
 
 def _affine(field_: NonholonomicField) -> bool:
