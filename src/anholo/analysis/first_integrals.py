@@ -269,7 +269,8 @@ def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int
     if quadratic:
         if affine and positions:  # the Jacobi integral E − Ω J_z of a rotating support, cheap: before the rest
             plan.insert(1, ("jacobi", 0))
-            plan.insert(max_degree + 2, ("jacobi", 1))
+            if angles & set(used):  # trigonometric coefficients: only with angles
+                plan.insert(max_degree + 2, ("jacobi", 1))
         plan += [(2, d) for d in range(max_degree + 1)]
     measured = []  # (unknowns, CPU seconds) of the ansätze searched
     variables = tuple(q) + tuple(v)
