@@ -52,6 +52,7 @@ EXPECTED = {
     "rattleback": "Rattleback",
     "whipple_bicycle_pitch_rate": "Whipple bicycle (pitch-rate constraint)",
     "routh_sphere": "Routh sphere",
+    "disk_on_turntable": "Vertical disk on a turntable",
 }
 # Generated families, listed once by list_examples.
 FAMILIES = {

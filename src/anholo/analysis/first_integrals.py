@@ -17,7 +17,10 @@ docs/nonholonomic.rst).
   lie in D (c constant) J_ξ is conserved; when none does (𝔤^q = 0: Chaplygin systems) there is
   no equation.
 * Ansatz search: ``F = Σ_α c_α(q) v^α`` (linear; ``+ U(q)`` when the constraints are affine) or
-  ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic), the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``
+  ``Σ_{α≤β} c_αβ(q) v^α v^β + U(q)`` (quadratic; ``+ Σ_α c_α(q) v^α`` when the constraints are affine),
+  and for affine constraints the polynomials of degree ≤ 2 in the velocities and the non-angular
+  coordinates together (the Jacobi integral ``E − Ω J_z`` of a body on a turntable, Fassò & Sansonetto
+  2016: :func:`search_jacobi_integrals`), the ``c`` in a linear ansatz ``Σ_j c_j b_j(q)``
   (:func:`~anholo.analysis.invariant_measure.product_function_ansatz`: one function per coordinate,
   trigonometric polynomials of the angles); ``Γ_nh(F) = 0`` is linear in the unknown constants and
   its coefficients give an exact linear system (as for the invariant measures,
@@ -38,15 +41,15 @@ import sympy as sp
 
 from ..io.expressions import sympified
 from ..algebra import size_exceeds, solve_generic, tidy, vanishes
-from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.differentiation import diff_dag
-from ..algebra.elimination import Elimination, eliminate, linear_system
 from ..algebra.numeric import numerical_relations
 from ..dynamics.nonholonomic import NonholonomicField
-from .invariant_measure import FunctionAnsatz, _angles, default_function_ansatz, fixed_parameters, product_function_ansatz
+from .invariant_measure import (FunctionAnsatz, _angles, default_function_ansatz, fixed_parameters,
+                                product_function_ansatz, solutions_in_span)
 
 __all__ = ["energy_on_C", "energy_rate", "MomentumEquation", "momentum_equations", "FirstIntegral",
-           "FirstIntegrals", "search_first_integrals", "first_integrals"]
+           "FirstIntegrals", "search_first_integrals", "search_jacobi_integrals", "integrals_in_span",
+           "first_integrals"]
 
 
 def energy_on_C(field_: NonholonomicField) -> sp.Expr:
@@ -155,63 +158,50 @@ def _monomials(v, degree: int) -> list:
 
 
 def search_first_integrals(field_: NonholonomicField, degree: int, ansatz: FunctionAnsatz) -> list:
-    """A basis of the first integrals ``Σ_{|k| = degree} c_k(q) v^k`` (+ ``U(q)`` for degree 2), each
-    ``c_k`` (and U) in ``ansatz``; a list of expressions in ``(q, v^α)``."""
-    nh = field_.system
-    q, v = nh.frame.chart.coordinates, nh.free_velocities
+    """A basis of the first integrals ``Σ_{|k| = degree} c_k(q) v^k`` (+ ``U(q)`` for degree 2, and for affine
+    constraints ``+ U(q)`` for degree 1 and ``+ Σ_α c_α(q) v^α`` for degree 2), each ``c_k`` (and U) in
+    ``ansatz``; a list of expressions in ``(q, v^α)``.
+
+    With affine constraints ``q̇ = X_α v^α + β(q)`` the field does not preserve the degree in the velocities
+    (``Γ_nh`` of a quadratic form has a part linear in v), so the quadratic ansatz holds the whole polynomial
+    of degree 2: the moving energy ``E − J_Z`` of Fassò & Sansonetto (2016) has a linear part when the frame's
+    affine part β differs from the symmetry Z by a vector of D."""
+    v = field_.system.free_velocities
+    affine = _affine(field_)
     terms = [b * mono for mono in _monomials(v, degree) for b in ansatz.basis]
-    if degree == 2 or (degree == 1 and _affine(field_)):
+    if degree == 2 and affine:
+        terms += [b * mono for mono in _monomials(v, 1) for b in ansatz.basis]
+    if degree == 2 or (degree == 1 and affine):
         terms += [b for b in ansatz.basis if b != 1]
-    columns = [field_(t) for t in terms]
-    fixed = fixed_parameters(nh.frame.chart.parameters)
-    relations = _relations([col.xreplace(fixed) for col in columns] if fixed else columns)
-    if relations is not None and not relations:
-        return []
-    if relations:  # only the terms that take part in some relation
-        keep = sorted({j for r in relations for j, x in enumerate(r) if abs(x) > 1e-7 * max(abs(y) for y in r)})
-        terms, columns = [terms[j] for j in keep], [columns[j] for j in keep]
-    c = [sp.Dummy(f"c{j}") for j in range(len(terms))]
-    try:
-        coeffs = coefficients_in(sp.Add(*[cj * col for cj, col in zip(c, columns)]), q, v)
-    except NotPolynomial:
-        return []
-    M, b = linear_system(coeffs, c)
-    try:
-        elim = Elimination({}, tuple(c), (), ()) if M.rows == 0 else eliminate(M, b, c)
-    except NotPolynomial:
-        return []
-    if elim.conditions:
-        return []
-    out = []
-    for z in elim.free:
-        unit = {w: (1 if w == z else 0) for w in elim.free}
-        vals = {w: e.xreplace(unit) for w, e in elim.solution.items()}
-        vals.update(unit)
-        F = tidy(sp.Add(*[vals.get(cj, 0) * t for cj, t in zip(c, terms)]))
-        if F != 0 and not F.is_number:
-            out.append(F)
-    return out
+    return integrals_in_span(field_, terms)
 
 
-def _relations(columns: list):
-    """The numerical relations among ``columns`` (:func:`~anholo.algebra.numeric.numerical_relations`),
-    including those among the columns that do not vanish when some do (that function then returns the
-    vanishing ones only); None if a column cannot be evaluated."""
-    rel = numerical_relations(columns)
-    if not rel or any(sum(1 for x in r if x != 0) != 1 for r in rel):
-        return rel
-    zero = {next(j for j, x in enumerate(r) if x != 0) for r in rel}
-    rest = [j for j in range(len(columns)) if j not in zero]
-    more = numerical_relations([columns[j] for j in rest]) if len(rest) > 1 else []
-    if more is None:
-        return None
-    out = list(rel)
-    for r in more:
-        full = [0.0] * len(columns)
-        for j, x in zip(rest, r):
-            full[j] = x
-        out.append(full)
-    return out
+def search_jacobi_integrals(field_: NonholonomicField, ansatz: FunctionAnsatz, positions) -> list:
+    """A basis of the first integrals that are polynomials of degree ≤ 2 in the velocities ``v^α`` and the
+    coordinates ``positions`` together (no constant term), each monomial's coefficient in ``ansatz`` (functions
+    of the remaining coordinates, e.g. the angles); a list of expressions in ``(q, v^α)``.
+
+    The ansatz of the Jacobi integral of a body on a rotating support: for a table turning at the rate Ω the
+    constraints are affine, ``q̇ = X_α v^α + Ω ξ(q)`` with ξ the rotation ``−y ∂_x + x ∂_y`` (linear in the
+    positions), and when the rotation is a symmetry of L the moving energy ``E − Ω J_z`` (Jacobi 1842;
+    Fassò & Sansonetto 2016) is conserved: a quadratic form in the velocities plus terms linear in the
+    velocities with coefficients linear in the positions (``−Ω m (x ẏ − y ẋ)``) plus a quadratic potential
+    (``−m Ω² (x² + y²)/2`` in the velocities of D).  Counting a position like a velocity makes all of them
+    degree 2; unlike the product ansatz of degree 2 it needs no ``x²`` coefficient of a velocity monomial,
+    so it stays small (14 unknowns for the vertical disk on a turntable, against 270)."""
+    v = tuple(field_.system.free_velocities)
+    variables = v + tuple(positions)
+    monos = _monomials(variables, 1) + _monomials(variables, 2)
+    return integrals_in_span(field_, [b * mono for mono in monos for b in ansatz.basis])
+
+
+def integrals_in_span(field_: NonholonomicField, terms) -> list:
+    """A basis of the first integrals ``F = Σ_j c_j t_j`` in the span of the functions ``terms`` of
+    ``(q, v^α)`` over the constants (which may depend on the parameters): ``Γ_nh(F) = Σ_j c_j Γ_nh(t_j) = 0``
+    identically in (q, v) is a linear system for the ``c_j``, prefiltered numerically and solved exactly
+    (:func:`~anholo.analysis.invariant_measure.solutions_in_span`).  Constants are not returned."""
+    terms = list(dict.fromkeys(terms))
+    return solutions_in_span(field_, terms, [field_(t) for t in terms])
 
 
 def _affine(field_: NonholonomicField) -> bool:
@@ -274,32 +264,68 @@ def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int
     angles = _angles(tuple(qdot) + tuple(field_.accelerations), q)
     searched, complete = [], True
     m, affine = len(v), _affine(field_)
+    positions = [x for x in used if x not in angles]
+    plan = [(1, d) for d in range(max_degree + 1)]
+    if quadratic:
+        if affine and positions:  # the Jacobi integral E − Ω J_z of a rotating support, cheap: before the rest
+            plan.insert(1, ("jacobi", 0))
+            if angles & set(used):  # trigonometric coefficients: only with angles
+                plan.insert(max_degree + 2, ("jacobi", 1))
+        plan += [(2, d) for d in range(max_degree + 1)]
     measured = []  # (unknowns, CPU seconds) of the ansätze searched
-    for deg in ([1, 2] if quadratic else [1]):
-        for d in range(max_degree + 1):
+    variables = tuple(q) + tuple(v)
+    for deg, d in plan:
+        if deg == "jacobi":
+            A = product_function_ansatz(sorted(angles & set(used), key=sp.default_sort_key), angles, d)
+            nvar = m + len(positions)
+            unknowns = len(A) * (nvar + nvar * (nvar + 1) // 2)
+        else:
             A = product_function_ansatz(used, angles, d)
-            unknowns = len(A) * (m if deg == 1 else m * (m + 1) // 2) + (len(A) if deg == 2 or affine else 0)
-            if budget is not None:
-                left = budget - (time.process_time() - start)
-                cost = _predicted(measured, unknowns)
-                if left <= 0 or cost > left:
-                    complete = False
-                    continue
-            kind = "linear" if deg == 1 else "quadratic"
-            searched.append(f"{kind} in the velocities v^alpha" + (" plus U(q)" if deg == 2 or affine else "")
+            unknowns = len(A) * (m if deg == 1 else m * (m + 1) // 2 + (m if affine else 0)) + (
+                len(A) if deg == 2 or affine else 0)
+        if budget is not None:
+            left = budget - (time.process_time() - start)
+            cost = _predicted(measured, unknowns)
+            if left <= 0 or cost > left:
+                complete = False
+                continue
+        if deg == "jacobi":
+            searched.append("polynomials of degree <= 2 in the velocities v^alpha and the coordinates "
+                            + ", ".join(str(x) for x in positions) + " together, coefficients in "
+                            + (A.description if d == 0 else "trigonometric polynomials of degree <= "
+                               f"{d} in " + ", ".join(str(x) for x in sorted(angles & set(used), key=sp.default_sort_key))))
+        elif deg == 1:
+            searched.append("linear in the velocities v^alpha" + (" plus U(q)" if affine else "")
                             + f", coefficients in {A.description}")
-            # quadratic: not combinations of the energy and of products of the linear integrals found
-            base = fixed + ([F1 * F2 for F1, F2 in itertools.combinations_with_replacement(
-                [i.expr for i in found if i.kind in ("linear", "momentum")], 2)] if deg == 2 else [])
-            t0 = time.process_time()
-            for F in _independent(search_first_integrals(field_, deg, A), base, tuple(q) + tuple(v)):
-                if size_exceeds(F, 2000) or not vanishes(field_(F)):
-                    continue
-                found.append(FirstIntegral(F, nh.to_natural(F), kind))
-                fixed.append(F)
-                base.append(F)
-            measured.append((unknowns, time.process_time() - t0))
+        else:
+            searched.append("quadratic in the velocities v^alpha" + (" plus linear terms" if affine else "")
+                            + f" plus U(q), coefficients in {A.description}")
+        # not combinations of the energy and of products of the linear integrals found
+        base = fixed + ([F1 * F2 for F1, F2 in itertools.combinations_with_replacement(
+            [i.expr for i in found if i.kind in ("linear", "momentum")], 2)] if deg != 1 else [])
+        t0 = time.process_time()
+        candidates = (search_jacobi_integrals(field_, A, positions) if deg == "jacobi"
+                      else search_first_integrals(field_, deg, A))
+        # linear ones first: their products with the linear integrals join the base before the quadratic ones
+        for F in sorted(candidates, key=lambda e: _kind(e, v) != "linear"):
+            if not _independent([F], base, variables) or size_exceeds(F, 2000) or not vanishes(field_(F)):
+                continue
+            kind = _kind(F, v)
+            if kind == "linear" and deg != 1:
+                base += [F * i.expr for i in found if i.kind in ("linear", "momentum")] + [F * F]
+            found.append(FirstIntegral(F, nh.to_natural(F), kind))
+            fixed.append(F)
+            base.append(F)
+        measured.append((unknowns, time.process_time() - t0))
     return FirstIntegrals(tuple(found), E, rate, momenta, tuple(searched), complete)
+
+
+def _kind(F, v) -> str:
+    """"linear" or "quadratic": the degree of F in the velocities ``v``."""
+    try:
+        return "linear" if sp.Poly(F, *v).total_degree() <= 1 else "quadratic"
+    except sp.PolynomialError:
+        return "quadratic"
 
 
 def _predicted(measured, unknowns: int) -> float:

@@ -13,6 +13,8 @@ docs/controllability.rst, docs/invariants.rst.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 import sympy as sp
@@ -212,7 +214,7 @@ class InvariantMeasureSummary(ReportBlock):
         if r.divergence_free:
             return "Gamma_nh is divergence free: the measure dq dv is invariant (constant density)"
         if r.density is None:
-            return "no invariant density N(q) found in the searched ansatz" + ("" if r.complete else _STOPPED)
+            return "no invariant density in the ansatz searched (below)" + ("" if r.complete else _STOPPED)
         return "invariant density found"
 
     def _constant(self):
@@ -284,11 +286,45 @@ class InvariantMeasureSummary(ReportBlock):
         r = self.result
         how = "" if self.decision.is_exact else " (decided numerically)"
         if r.density is None:
-            return ["invariant measure: none found in the default ansatz" + how]
+            return ["invariant measure: none in the ansatz searched, " + _density_ansatz(r.searched) + how]
         if r.divergence_free:
             return ["invariant measure: constant density" + how]
         dens = self._large_density() if self.written is not None and self.written.large else str(r.density)
         return ["invariant measure: " + f"density N = {dens}" + how]
+
+
+def _density_ansatz(searched) -> str:
+    """The densities searched, in short: their forms (B^k F, the exponential) and the largest degree of F."""
+    forms = []
+    if any(s.startswith("N = F") for s in searched):
+        forms.append("F(q)")
+    if any(s.startswith("N = det(g)") for s in searched):
+        forms.append("det(g)^k F(q)")
+    degrees = [int(d) for s in searched for d in re.findall(r"degree <= (\d+)", s)]
+    out = "N = " + " or ".join(forms) if forms else ""
+    if forms:
+        out += (f" with F a polynomial of degree <= {max(degrees)} (sin, cos for angles)" if degrees
+                else " with F constant")
+    if any(s.startswith("exp(") for s in searched):
+        out += ("; " if out else "") + "exp(c_A q^A)" + (" det(g)^k" if any("det(g)" in s and s.startswith("exp(")
+                                                                         for s in searched) else "")
+    return out or "; ".join(searched) or "nothing (time budget)"
+
+
+def _integral_ansatz(searched) -> str:
+    """The first integrals searched, in short: degrees in the velocities and of the coefficients."""
+    kinds = []
+    if any(s.startswith("linear") for s in searched):
+        kinds.append("linear")
+    if any(s.startswith("quadratic") for s in searched):
+        kinds.append("quadratic")
+    if any(s.startswith("polynomials of degree <= 2") for s in searched):
+        kinds.append("degree <= 2 in velocities and positions")
+    if not kinds:
+        return "nothing searched (time budget)"
+    degrees = [int(d) for s in searched for d in re.findall(r"powers <= (\d+)", s)]
+    coeff = f"coefficients of degree <= {max(degrees)} per coordinate" if degrees else "constant coefficients"
+    return " and ".join(kinds) + " in the velocities, " + coeff
 
 
 @dataclass(frozen=True, eq=False)
@@ -397,7 +433,8 @@ class FirstIntegralsSummary(ReportBlock):
         r = self.result
         integrals, energy_rate, momenta = self._texts(p)
         lines = ["Conserved by Gamma_nh (in q, q_dot, valid on C):"]
-        lines += [f"  {i.kind}: {t}" for i, t in zip(r.integrals, integrals)] or ["  none found"]
+        lines += [f"  {i.kind}: {t}" for i, t in zip(r.integrals, integrals)] or (
+            ["  none in the ansatz searched (below)"] if self.written is None else ["  none found"])
         if not r.energy_conserved:
             lines.append(f"Energy not conserved: dE/dt = {energy_rate}")
         if r.momentum:
@@ -430,4 +467,6 @@ class FirstIntegralsSummary(ReportBlock):
         r = self.result
         kinds = [i.kind for i in r.integrals]
         how = "" if self.decision.is_exact else ", decided numerically"
+        if not kinds and self.written is None:
+            return ["first integrals: none in the ansatz searched, " + _integral_ansatz(r.searched)]
         return [f"first integrals: {len(kinds)} found" + (f" ({', '.join(kinds)})" if kinds else "") + how]

@@ -65,7 +65,8 @@ from ..algebra.printing import latex
 from ..dynamics.nonholonomic import NonholonomicField, NonholonomicSystem
 
 __all__ = ["divergence", "liouville_residual", "is_invariant_density", "FunctionAnsatz", "default_function_ansatz",
-           "product_function_ansatz", "InvariantDensity", "search_invariant_density"]
+           "product_function_ansatz", "InvariantDensity", "search_invariant_density", "VelocityDensity",
+           "search_velocity_density", "solutions_in_span"]
 
 
 def _coordinate_velocities(field_: NonholonomicField) -> tuple:
@@ -224,7 +225,7 @@ class InvariantDensity:
 
     def __str__(self):
         if self.density is None:
-            return "no invariant density N(q) found in: " + "; ".join(self.searched)
+            return "no invariant density in the ansatz searched: " + "; ".join(self.searched)
         return f"invariant density N = {self.density} (found in {self.family})"
 
     def as_latex(self) -> str:
@@ -332,14 +333,14 @@ _DET_SIZE = 400
 
 def _bases(nh: NonholonomicSystem) -> list:
     """``(B, k, label)`` for the densities ``B^k F``: 1, then powers of det g_αβ (if it depends on q only)."""
-    out = [(sp.S.One, sp.S.Zero, "F")]
+    out = [(sp.S.One, sp.S.Zero, "N = F")]
     g = nh.hessian_D
     det = determinant(g) if g.shape[0] <= 4 else None
     # a large determinant is not worth its normal form (minutes of cancel for the n-trailer): no B = det g
     det = None if det is None or size_exceeds(det, _DET_SIZE) else tidy(_without_deltas(det))
     if det is not None and not (det.free_symbols & set(nh.free_velocities)) and (det.free_symbols & set(nh.frame.chart.coordinates)):
         for k in (sp.Rational(1, 2), sp.Rational(-1, 2), sp.S.One, sp.S.NegativeOne):
-            out.append((det, k, f"det(g)^({k}) * F, g = the Hessian of L_c in v^alpha"))
+            out.append((det, k, f"N = det(g)^({k}) * F, g = the Hessian of L_c in v^alpha"))
     return out
 
 
@@ -397,7 +398,7 @@ def search_invariant_density(field_: NonholonomicField, ansatz: FunctionAnsatz |
             if budget is not None and time.process_time() - start > budget:
                 complete = False
                 break
-            what = "exp(c_A q^A) * " + ("1" if k == 0 else label.replace(" * F", "")) + ", c_A constant"
+            what = "exp(c_A q^A)" + ("" if k == 0 else f" * det(g)^({k})") + ", c_A constant"
             searched.append(what)
             N = _exponential(field_, div, B, k, q, v)
             if N is not None and is_invariant_density(field_, N):
@@ -508,3 +509,124 @@ def _solve(field_, div, B, k, A: FunctionAnsatz, q, v):
     if sol == 0:
         return None
     return tidy(sol), len(elim.free)
+
+
+def solutions_in_span(field_: NonholonomicField, terms, columns) -> list:
+    """A basis of the combinations ``Σ_j c_j t_j`` of ``terms`` (functions of ``(q, v^α)``) whose
+    ``Σ_j c_j columns_j`` vanishes identically in (q, v), the ``c_j`` constants (possibly depending on the
+    parameters).  A numerical test at generic fixed parameters first keeps only the terms that take part
+    in some relation among the columns (:func:`~anholo.algebra.numeric.numerical_relations`); the
+    coefficients in (q, v) of the rest give a linear system solved exactly.  Constants are not returned."""
+    nh = field_.system
+    q, v = nh.frame.chart.coordinates, nh.free_velocities
+    terms, columns = list(terms), list(columns)
+    fixed = fixed_parameters(nh.frame.chart.parameters)
+    relations = _all_relations([col.xreplace(fixed) for col in columns] if fixed else columns)
+    if relations is not None and not relations:
+        return []
+    if relations:
+        keep = sorted({j for r in relations for j, x in enumerate(r) if abs(x) > 1e-7 * max(abs(y) for y in r)})
+        terms, columns = [terms[j] for j in keep], [columns[j] for j in keep]
+    c = [sp.Dummy(f"c{j}") for j in range(len(terms))]
+    try:
+        coeffs = coefficients_in(sp.Add(*[cj * col for cj, col in zip(c, columns)]), q, v)
+        M, b = linear_system(coeffs, c)
+        elim = Elimination({}, tuple(c), (), ()) if M.rows == 0 else eliminate(M, b, c)
+    except (NotPolynomial, PolynomialError):
+        return []
+    if elim.conditions:
+        return []
+    out = []
+    for z in elim.free:
+        unit = {w: (1 if w == z else 0) for w in elim.free}
+        vals = {w: e.xreplace(unit) for w, e in elim.solution.items()}
+        vals.update(unit)
+        F = tidy(sp.Add(*[vals.get(cj, 0) * t for cj, t in zip(c, terms)]))
+        if F != 0 and not F.is_number:
+            out.append(F)
+    return out
+
+
+def _all_relations(columns: list):
+    """The numerical relations among ``columns``, including those among the columns that do not vanish when
+    some do (:func:`~anholo.algebra.numeric.numerical_relations` then returns the vanishing ones only); None if
+    a column cannot be evaluated."""
+    rel = numerical_relations(columns)
+    if not rel or any(sum(1 for x in r if x != 0) != 1 for r in rel):
+        return rel
+    zero = {next(j for j, x in enumerate(r) if x != 0) for r in rel}
+    rest = [j for j in range(len(columns)) if j not in zero]
+    more = numerical_relations([columns[j] for j in rest]) if len(rest) > 1 else []
+    if more is None:
+        return None
+    out = list(rel)
+    for r in more:
+        full = [0.0] * len(columns)
+        for j, x in zip(rest, r):
+            full[j] = x
+        out.append(full)
+    return out
+
+
+@dataclass(frozen=True)
+class VelocityDensity:
+    """An invariant density ``N = |P|^k`` depending on the velocities (:func:`search_velocity_density`).
+
+    ``factor`` is P (a polynomial in the ``v^α`` with coefficients in the function ansatz), ``exponent`` k,
+    ``density`` ``P^k``, valid on each region where P keeps its sign (``|P|^k`` there); ``ansatz`` names the
+    ansatz in which it was found."""
+
+    factor: sp.Expr
+    exponent: sp.Rational
+    density: sp.Expr
+    ansatz: str
+
+    def __str__(self):
+        return f"N = |{self.factor}|^({self.exponent}) on the regions where {self.factor} != 0 (ansatz: {self.ansatz})"
+
+
+def search_velocity_density(field_: NonholonomicField, degree: int = 1, coefficient_degree: int = 0,
+                            exponents=(-1, 1, sp.Rational(-1, 2), sp.Rational(1, 2), -2, 2)) -> tuple:
+    """Invariant densities ``N(q, v) = |P|^k`` with ``P`` a polynomial of degree ≤ ``degree`` in the velocities
+    ``v^α`` (coefficients in :func:`product_function_ansatz` of degree ``coefficient_degree``) and ``k`` in
+    ``exponents``.  Liouville's condition ``Γ_nh(N) + N div Γ_nh = 0`` divided by ``|P|^(k−1)`` is
+
+        k Γ_nh(P) + P div Γ_nh = 0,
+
+    linear in P's unknown constants (a Darboux polynomial of Γ_nh with the cofactor ``−div Γ_nh / k``), solved
+    by :func:`solutions_in_span`; each solution is checked by the zero test of ``Γ_nh(N)/N + div Γ_nh``.
+    Densities independent of the velocities are left to :func:`search_invariant_density`, and P that are first
+    integrals are skipped (they solve it only when ``div Γ_nh = 0``, and then any function of a first integral
+    is a density).  A tuple of
+    :class:`VelocityDensity`.
+
+    The densities found this way are singular where P vanishes: the Chaplygin sleigh, which has no smooth
+    invariant measure (Zenkov & Bloch 2003), has ``N = 1/|ω|`` (ω its angular velocity) on ``ω ≠ 0``.  Not part
+    of ``anholo analyze`` (the report's block searches densities N(q))."""
+    nh = field_.system
+    q, v = nh.frame.chart.coordinates, tuple(nh.free_velocities)
+    div = divergence(field_)
+    qdot = field_.velocity_field()
+    used = [x for x in q if any(e.has(x) for e in tuple(qdot) + tuple(field_.accelerations))]
+    angles = _angles(tuple(qdot) + tuple(field_.accelerations), q)
+    A = product_function_ansatz(used, angles, coefficient_degree)
+    monos = [sp.S.One] + [sp.Mul(*c) for d in range(1, degree + 1) for c in itertools.combinations_with_replacement(v, d)]
+    terms = list(dict.fromkeys(b * mono for mono in monos for b in A.basis))
+    along = [field_(t) for t in terms]
+    what = (f"N = |P|^k, P a polynomial of degree <= {degree} in the velocities with coefficients in {A.description}, "
+            f"k in {', '.join(str(k) for k in exponents)}")
+    out = []
+    for k in exponents:
+        k = sp.nsimplify(k)
+        for P in solutions_in_span(field_, terms, [k * g + t * div for g, t in zip(along, terms)]):
+            if not (P.free_symbols & set(v)):
+                continue
+            rate = field_(P)
+            if vanishes(rate):  # P a first integral (then div Γ_nh = 0): any function of it times dq dv
+                continue
+            N = P ** k
+            if vanishes(rate * k / P + div):
+                out.append(VelocityDensity(P, k, N, what))
+        if out:
+            break
+    return tuple(out)
