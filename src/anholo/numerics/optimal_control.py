@@ -17,10 +17,10 @@ through the system file's forces (``inputs = [...]``, docs/forces.rst).
 — the driftless control system of the distribution D.  With the cost ``ℓ = L(q, X_α u^α)`` of a kinetic
 energy ``L = ½ g(q̇, q̇)`` (``cost="lagrangian"``) this is the sub-Riemannian energy problem of
 ``(D, g|_D)``; its normal extremals are the sub-Riemannian geodesics, which are the vakonomic motions of
-``L`` with the constraints (the multiplication rule ``L + λ_a φ_a``; Bloch (2003), §7.3; Montgomery (2002),
-Ch. 1; Arnold, Kozlov & Neishtadt (1988)) — docs/optimal_control.rst shows the comparison.
+``L`` with the constraints (the multiplication rule ``L + λ_a φ_a``; Bloch (2003), Ch. 7; Montgomery (2002);
+Arnold, Kozlov & Neishtadt (1988)) — docs/optimal_control.rst shows the comparison.
 
-Transcription (Betts (2010), §4.5; Kelly (2017)): a uniform mesh ``t_k = k h``, ``h = T/N``; the state,
+Transcription (Betts (2010); Kelly (2017)): a uniform mesh ``t_k = k h``, ``h = T/N``; the state,
 inputs and (dynamic mode) the accelerations ``a = v̇`` are unknowns at the mesh points and, for
 Hermite–Simpson, at the interval midpoints ``t_c``; the implicit equations ``M a = F`` are imposed at every
 such point (the equations handed over as they are, never solved for ``v̇``), and with ``f = (K, a)`` (or
@@ -92,8 +92,8 @@ class OptimalTrajectory:
     costate : ndarray (dim x, N)
         The costate ``p`` of Pontryagin's principle (``H = ℓ + p·f``, ``ṗ = −∂H/∂x``) at the interval
         midpoints :attr:`t_costate`, read from IPOPT's multipliers ``μ_k`` of the collocation defects:
-        ``p ≈ −μ_k`` (the discrete adjoint of the trapezoidal and Hermite–Simpson rules; Betts (2010),
-        Ch. 4).  For the kinematic problem with ``cost="lagrangian"``, ``−p = ∂L/∂q̇ + λ_a κ_a`` holds
+        ``p ≈ −μ_k`` (the discrete adjoint of the trapezoidal and Hermite–Simpson rules; Hager (2000);
+        docs/optimal_control.rst).  For the kinematic problem with ``cost="lagrangian"``, ``−p = ∂L/∂q̇ + λ_a κ_a`` holds
         the vakonomic multipliers ``λ`` (docs/optimal_control.rst).
     """
 
@@ -237,11 +237,15 @@ class _Model:
     lagrangian: object   # SX: L on C in (q, v, t)
     symbols: dict        # name -> sympy Symbol (for parsing a user cost)
     L_expr: sp.Expr      # L in (q, q_dot), sympy (for printing)
+    holonomic: object    # casadi Function (q, t) -> f(q, t) (holonomic constraints), or None
 
 
 def _source(system, dependent):
     """The first-order system (exact route) or MaggiSystem (large systems) whose equations are transcribed."""
     if isinstance(system, (FirstOrderSystem, MaggiSystem)):
+        if dependent is not None:
+            raise ArgumentError("optimal_control: dependent= chooses the frame of a System; a FirstOrderSystem or "
+                                "MaggiSystem comes with its own (leave dependent out).")
         return system
     if hasattr(system, "nonholonomic") and hasattr(system, "has_constraints"):
         field_ = "nonholonomic" if system.has_constraints else "euler-lagrange"
@@ -310,6 +314,7 @@ def _build_model(src, values) -> _Model:
             M = ca.SX.eye(m)
         Lconv = SXConverter({**env, **{s.name: K[i] for i, s in enumerate(qd)}}, ca)
         Lsx = Lconv(to_engine_dag([L])[0])
+        hol = [SXConverter(env, ca)(e) for e in to_engine_dag(list(src.holonomic))] if src.holonomic else []
     except TypeError as exc:
         raise OptimalControlError(f"the equations hold a function CasADi cannot represent ({exc}); rewrite the "
                                   "system with elementary functions.") from None
@@ -317,9 +322,10 @@ def _build_model(src, values) -> _Model:
     Fsx = ca.vertcat(*F) if m else ca.SX(0, 1)
     kin = ca.Function("kin", [Q, V, Tm], [Ksx])
     dyn = ca.Function("dyn", [Q, V, U, Tm], [M, Fsx])
+    holonomic = ca.Function("hol", [Q, Tm], [ca.vertcat(*hol)]) if hol else None
     symbols = {s.name: s for s in (*q, *v, *qd, *inputs, *params, t)}
     return _Model(name, tuple(s.name for s in q), tuple(s.name for s in v), tuple(s.name for s in qd),
-                  tuple(s.name for s in inputs), t.name, kin, dyn, env, Ksx, Lsx, symbols, sp.sympify(L))
+                  tuple(s.name for s in inputs), t.name, kin, dyn, env, Ksx, Lsx, symbols, sp.sympify(L), holonomic)
 
 
 # --- arguments -----------------------------------------------------------------------------------------------
@@ -582,10 +588,11 @@ def _solve(ca, model, mode, method, T, N, start, end, box, ell, guess, tol, max_
             ubx[slot[name]::width] = hi
         else:
             for j in range(P):
-                q, v, _ = qv(j)
                 g.append(f[j][natural[name]])
                 lbg.append(lo)
                 ubg.append(hi)
+    if model.holonomic is not None:  # f(q, t) = 0 at t = 0; D (with df/dt = 0 among the constraints) keeps it
+        equal(model.holonomic(qv(0)[0], times[0]))
     for j, given in ((0, start), (P - 1, end)):
         for name, value in given.items():
             if name in slot:
