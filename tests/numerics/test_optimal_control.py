@@ -384,6 +384,8 @@ def test_missing_casadi_says_how_to_install_it(car, monkeypatch):
     ({"cost": "x_dot + nonsense"}, "nonsense"),
     ({"guess": "previous"}, "guess"),
     ({"values": [1, 2]}, "values"),
+    ({"values": {"mass": 2}}, "not a parameter"),
+    ({"values": {"m": "heavy"}}, "finite real"),
     ({"max_iter": 0}, "max_iter"),
 ])
 def test_bad_arguments_raise_argument_error(car, kwargs, match):

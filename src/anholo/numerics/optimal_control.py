@@ -1,6 +1,6 @@
 r"""Trajectory optimisation of a nonholonomic system: its implicit equations handed to CasADi/IPOPT.
 
-The problem (docs/optimal_control.rst): on ``[0, T]`` (``T`` fixed) find a motion and its inputs that
+The problem (docs/optimal_control.rst): on ``[0, T]`` (``T`` fixed) find a motion and its inputs that::
 
     minimise   J = ∫_0^T ℓ(t, q, v, u) dt
     subject to q̇ = K(t, q, v)                  (q̇ = X_α(q) v^α + β(q): the motion stays in D)
@@ -72,25 +72,25 @@ class OptimalTrajectory:
 
     Attributes
     ----------
-    t : ndarray (P,)
-        The collocation grid: the mesh points and, for Hermite–Simpson, the interval midpoints
+    t : ndarray
+        Shape ``(P,)``: the collocation grid: the mesh points and, for Hermite–Simpson, the interval midpoints
         (``P = 2N + 1``; ``N + 1`` for the trapezoidal rule).
-    q : ndarray (n, P)
-        The coordinates.
-    v : ndarray (m, P)
-        The free (quasi-)velocities (in kinematic mode: the controls).
-    u : ndarray (r, P)
-        The inputs (in kinematic mode: the controls, the same as ``v``).
-    qdot : ndarray (n, P)
-        The natural velocities ``q̇ = K(t, q, v)`` along the motion.
+    q : ndarray
+        Shape ``(n, P)``: the coordinates.
+    v : ndarray
+        Shape ``(m, P)``: the free (quasi-)velocities (in kinematic mode: the controls).
+    u : ndarray
+        Shape ``(r, P)``: the inputs (in kinematic mode: the controls, the same as ``v``).
+    qdot : ndarray
+        Shape ``(n, P)``: the natural velocities ``q̇ = K(t, q, v)`` along the motion.
     cost : float
         ``J`` by the quadrature of the method.
     status : str
         IPOPT's return status (``Solve_Succeeded`` or ``Solved_To_Acceptable_Level``).
     max_violation : float
         The largest violation of the collocation, dynamics and boundary equations at the solution.
-    costate : ndarray (dim x, N)
-        The costate ``p`` of Pontryagin's principle (``H = ℓ + p·f``, ``ṗ = −∂H/∂x``) at the interval
+    costate : ndarray
+        Shape ``(dim x, N)``: the costate ``p`` of Pontryagin's principle (``H = ℓ + p·f``, ``ṗ = −∂H/∂x``) at the interval
         midpoints :attr:`t_costate`, read from IPOPT's multipliers ``μ_k`` of the collocation defects:
         ``p ≈ −μ_k`` (the discrete adjoint of the trapezoidal and Hermite–Simpson rules; Hager (2000);
         docs/optimal_control.rst).  For the kinematic problem with ``cost="lagrangian"``, ``−p = ∂L/∂q̇ + λ_a κ_a`` holds
@@ -256,8 +256,12 @@ def _source(system, dependent):
 
 def _parameter_values(params, defaults, values) -> dict:
     out = {str(k): v for k, v in (defaults or {}).items()}
+    names = [p.name for p in params]
     for k, v in (values or {}).items():
-        out[str(k)] = v
+        if str(k) not in names:
+            raise ArgumentError(f"optimal_control: values names {printable(str(k))!r}, which is not a parameter of the "
+                                f"system; its parameters are {', '.join(names) or 'none'}.")
+        out[str(k)] = _number(v, f"values[{str(k)!r}]")
     result = {}
     for p in params:
         if p.name not in out:
