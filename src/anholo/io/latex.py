@@ -74,26 +74,66 @@ def _top_terms(tex: str) -> list:
     return [x for x in parts if x]
 
 
+_TERM = 180  # glyphs of one term that breqn cannot break (inside \\left( … \\right)): cut it open
+
+
+def _left_group(term: str):
+    """``(before, inner, after)`` around the longest ``\\left( … \\right)`` group of ``term`` that lies
+    outside every brace group and every other ``\\left``/``\\right`` pair, or None."""
+    best, depth, i, opened = None, 0, 0, None
+    while i < len(term):
+        if term.startswith(r"\left", i) and not term.startswith(r"\leftarrow", i):
+            if depth == 0 and term.startswith(r"\left(", i):
+                opened = i
+            depth, i = depth + 1, i + 5
+            continue
+        if term.startswith(r"\right", i) and not term.startswith(r"\rightarrow", i):
+            depth -= 1
+            if depth == 0 and opened is not None and term.startswith(r"\right)", i):
+                if best is None or i - opened > best[1] - best[0]:
+                    best = (opened, i)
+            opened = None if depth == 0 else opened
+            i += 6
+            continue
+        depth += {"{": 1, "}": -1}.get(term[i], 0)
+        i += 1
+    if best is None:
+        return None
+    start, end = best
+    return term[:start], term[start + len(r"\left("):end], term[end + len(r"\right)"):]
+
+
+def _pieces(tex: str) -> list:
+    """``tex`` as consecutive pieces that breqn can set: its top-level terms, a term too long to set
+    on a line cut open at its largest ``\\left( … \\right)`` (written ``\\Bigl( … \\Bigr)``, which need
+    not close in the same piece), recursively."""
+    out = []
+    for term in _top_terms(tex):
+        group = _left_group(term) if _visible(term) > _TERM else None
+        if group is None:
+            out.append(term)
+            continue
+        before, inner, after = group
+        inside = _pieces(inner)
+        inside[0] = f"{before} \\Bigl( {inside[0]}".strip()
+        inside[-1] = f"{inside[-1]} \\Bigr) {after}".strip()
+        out.extend(inside)
+    return out
+
+
 def _over_a_page(lhs: str, rhs: str) -> list:
-    """An equation too long for one page as several ``dmath*``: its top-level sum in pieces (a leading
-    ``\\frac{1}{d}\\left( … \\right)`` is opened with ``\\Bigl(`` and closed with ``\\Bigr)``)."""
-    head, tail, body = "", "", rhs
-    if rhs.startswith(r"\frac{1}{"):
-        end = _group_end(rhs, len(r"\frac{1}"))
-        rest = rhs[end:].strip()
-        if rest.startswith(r"\left(") and rest.endswith(r"\right)"):
-            head, tail, body = rhs[:end] + r" \Bigl(", r"\Bigr)", rest[len(r"\left("):-len(r"\right)")].strip()
-    terms = _top_terms(body)
+    """An equation too long for one line as several ``dmath*``: its pieces (:func:`_pieces`) gathered into
+    rows of at most a page each."""
     chunks, current = [], []
-    for term in terms:
-        if current and _visible(" ".join(current + [term])) > _PAGE:
+    for piece in _pieces(rhs):
+        if current and _visible(" ".join(current + [piece])) > _PAGE:
             chunks.append(" ".join(current))
             current = []
-        current.append(term)
+        current.append(piece)
     chunks.append(" ".join(current))
     out = []
     for k, chunk in enumerate(chunks):
-        text = (f"{lhs} = {head} " if k == 0 else r"\quad ") + chunk + (f" {tail}" if k == len(chunks) - 1 else "")
+        text = (f"{lhs} = " if k == 0 else r"\quad ") + chunk
         out += [r"\begin{dmath*}", text, r"\end{dmath*}"]
     return out
 
@@ -141,7 +181,7 @@ def break_long_equations(fragment: str, width: int = 90) -> str:
                 flush()  # an expression over the size budget: its note is text, set as a paragraph
                 out.append(r"\par\noindent " + " $=$ ".join(_side(x) for x in (lhs, rhs) if x is not None) + r"\par")
                 continue
-            if rhs is not None and _visible(rhs) > _PAGE:
+            if rhs is not None and (_visible(rhs) > _PAGE or any(_visible(t) > _TERM for t in _top_terms(rhs))):
                 group += _over_a_page(lhs, rhs)
                 continue
             group += [r"\begin{dmath*}", f"{lhs} = {rhs}" if rhs is not None else lhs, r"\end{dmath*}"]
