@@ -277,3 +277,14 @@ def test_routh_errors():
         routh_reduction(ch, "H")
     with pytest.raises(ReductionError, match="1 components"):
         routh_reduction(ch, "L", level=[1, 2])
+
+
+def test_routh_needs_momenta_affine_in_the_group_velocities():
+    chart = Chart("x y z")
+    xd, yd, zd = chart.velocities
+    L = Lagrangian(Frame.coordinate(chart), (xd**2 + yd**2 + zd**2) / 2 + zd**4 / 4)
+    ch = ChaplyginSystem(L, ["z_dot - y*x_dot"], [[0, 0, 1]])
+    with pytest.raises(ReductionError, match="not affine"):
+        routh_reduction(ch, "L", level=[1])
+    # L̄ needs no solving: its level sets are λ = ν − p
+    assert routh_reduction(ch, "Lbar", level=[1]).multipliers is not None

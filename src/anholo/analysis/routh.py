@@ -65,6 +65,7 @@ from ..io.expressions import sympified
 from ..algebra import reduce_if_cheap, solve_square, tidy, vanishes
 from ..algebra.printing import EquationDisplay, latex, tex_text
 from ..errors import ReductionError
+from .hamiltonisation import _Verdicts
 from .reduction import _invariant_part
 
 __all__ = ["RouthReduction", "routh_reduction", "Routhians", "routhians", "AnnihilatorAction",
@@ -124,6 +125,8 @@ class Routhians:
         ``∂R_L̄/∂λ_a = 0`` (checked).
     lhat_on_C_is_Lc : bool
         ``R_L̂|_C = L_c`` (checked).
+    decision : Decision
+        How the two checks were decided.
     """
 
     of_L: sp.Expr
@@ -133,6 +136,7 @@ class Routhians:
     multipliers: tuple
     lbar_free_of_lambda: bool
     lhat_on_C_is_Lc: bool
+    decision: object = None
 
     def __str__(self):
         return (f"Routhians (Crampin & Mestdag (2010) §6):\n  R_L = L − p_a v^a = {self.of_L}\n"
@@ -151,7 +155,8 @@ class Routhians:
     def to_dict(self) -> dict:
         return {"of_L": str(self.of_L), "of_Lhat": str(self.of_Lhat), "of_Lbar": str(self.of_Lbar),
                 "momenta_Lhat": [str(p) for p in self.momenta_Lhat],
-                "lbar_free_of_lambda": self.lbar_free_of_lambda, "lhat_on_C_is_Lc": self.lhat_on_C_is_Lc}
+                "lbar_free_of_lambda": self.lbar_free_of_lambda, "lhat_on_C_is_Lc": self.lhat_on_C_is_Lc,
+                **(self.decision.to_dict() if self.decision is not None else {})}
 
 
 def routhians(chaplygin) -> Routhians:
@@ -169,9 +174,10 @@ def routhians(chaplygin) -> Routhians:
     Lbar = L + sp.Add(*[l * x for l, x in zip(lam, va)])
     pbar = [Lbar.diff(x) for x in va]
     RLbar = reduce_if_cheap(sp.expand(Lbar - sp.Add(*[pa * x for pa, x in zip(pbar, va)])), 400)
-    free = all(_zero(RLbar.diff(l)) for l in lam)
-    on_C = _zero(nh.restrict(RLhat) - nh.constrained_lagrangian)
-    return Routhians(RL, RLhat, RLbar, phat, lam, free, on_C)
+    verdicts = _Verdicts()
+    free = all([verdicts.zero(RLbar.diff(l)) for l in lam])
+    on_C = verdicts.zero(nh.restrict(RLhat) - nh.constrained_lagrangian)
+    return Routhians(RL, RLhat, RLbar, phat, lam, free, on_C, verdicts.decision)
 
 
 @dataclass(frozen=True, eq=False)
@@ -398,6 +404,8 @@ class AnnihilatorActionCheck:
         ``[b][c]``: the components of ``[Y_b, Y_c] − R^d_bc Y_d`` (a Lie-algebra action).
     momenta : tuple
         ``p̄_b = Y_b^V(L̄) = p_b + λ_b``.
+    decision : Decision
+        How the zero tests of the residuals were decided.
     """
 
     cotangent_lift: tuple
@@ -405,6 +413,7 @@ class AnnihilatorActionCheck:
     lagrangian_invariance: tuple
     brackets: tuple
     momenta: tuple
+    decision: object = None
 
     def _ok(self, rows) -> bool:
         return all(_zero(e) for row in rows for e in (row if isinstance(row, tuple) else (row,)))
@@ -423,7 +432,8 @@ class AnnihilatorActionCheck:
                  ("L̄ = L + λ_a v^a is invariant", self._ok(self.lagrangian_invariance)),
                  ("[Y_b, Y_c] = R^d_bc Y_d", all(self._ok(r) for r in self.brackets))]
         lines = [f"  {'✓' if ok else '✗'} {t}" for t, ok in parts]
-        return ("The lifted G-action on D° ×_Q TQ:\n" + "\n".join(lines)
+        tail = f" [{self.decision}]" if self.decision is not None else ""
+        return ("The lifted G-action on D° ×_Q TQ" + tail + ":\n" + "\n".join(lines)
                 + f"\n  momenta of L̄: {list(self.momenta)}")
 
     def as_latex(self) -> str:
@@ -439,7 +449,8 @@ class AnnihilatorActionCheck:
         return {"holds": self.holds, "cotangent_lift": s(self.cotangent_lift),
                 "annihilator_preserved": s(self.annihilator_preserved),
                 "lagrangian_invariance": s(self.lagrangian_invariance),
-                "brackets": [s(r) for r in self.brackets], "momenta": [str(p) for p in self.momenta]}
+                "brackets": [s(r) for r in self.brackets], "momenta": [str(p) for p in self.momenta],
+                **(self.decision.to_dict() if self.decision is not None else {})}
 
 
 @dataclass(frozen=True, eq=False)
@@ -535,7 +546,10 @@ class AnnihilatorAction:
             brackets.append(tuple(row))
         va = ch.nonholonomic.bundle.quasi_velocities[m:]
         momenta = tuple(reduce_if_cheap(Lbar.diff(x), 400) for x in va)
-        return AnnihilatorActionCheck(tuple(cot), tuple(ann), inv, tuple(brackets), momenta)
+        verdicts = _Verdicts()
+        for e in [e for row in cot + ann for e in row] + list(inv) + [e for rows in brackets for r in rows for e in r]:
+            verdicts.zero(e)
+        return AnnihilatorActionCheck(tuple(cot), tuple(ann), inv, tuple(brackets), momenta, verdicts.decision)
 
     def __str__(self):
         names = [str(c) for c in self.coordinates]
