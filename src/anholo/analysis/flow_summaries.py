@@ -290,6 +290,8 @@ class InvariantMeasureSummary(ReportBlock):
         if r.divergence_free:
             return ["invariant measure: constant density" + how]
         dens = self._large_density() if self.written is not None and self.written.large else str(r.density)
+        if len(dens) > 80:  # a summary line is read at a glance: the density itself is in its block
+            return ["invariant measure: a density N(q) exists (given in the invariant-measure block)" + how]
         return ["invariant measure: " + f"density N = {dens}" + how]
 
 

@@ -74,59 +74,95 @@ def _top_terms(tex: str) -> list:
     return [x for x in parts if x]
 
 
-_TERM = 180  # glyphs of one term that breqn cannot break (inside \\left( … \\right)): cut it open
+_TERM = 90  # glyphs of one term that breqn cannot break (inside \\left( … \\right)): cut it open
 
 
-def _left_group(term: str):
-    """``(before, inner, after)`` around the longest ``\\left( … \\right)`` group of ``term`` that lies
-    outside every brace group and every other ``\\left``/``\\right`` pair, or None."""
-    best, depth, i, opened = None, 0, 0, None
+def _segments(term: str) -> list:
+    """``term`` as ``[(text, None) | (None, (inner, kind))]``: the text outside its top-level
+    ``\\left( … \\right)`` groups, square roots ``\\sqrt{…}`` and long quotients ``\\frac{A}{B}`` (outside
+    every brace group), and the insides of those (kind ``"("``, ``"sqrt"``, or ``"inv"`` for the ``B`` of a
+    quotient, whose ``A`` is a group of its own or text), in order."""
+    out, depth, i, start, opened = [], 0, 0, 0, None
     while i < len(term):
         if term.startswith(r"\left", i) and not term.startswith(r"\leftarrow", i):
             if depth == 0 and term.startswith(r"\left(", i):
-                opened = i
+                out.append((term[start:i], None))
+                opened = i + len(r"\left(")
             depth, i = depth + 1, i + 5
             continue
         if term.startswith(r"\right", i) and not term.startswith(r"\rightarrow", i):
             depth -= 1
-            if depth == 0 and opened is not None and term.startswith(r"\right)", i):
-                if best is None or i - opened > best[1] - best[0]:
-                    best = (opened, i)
-            opened = None if depth == 0 else opened
+            if depth == 0 and opened is not None:
+                if term.startswith(r"\right)", i):
+                    out.append((None, (term[opened:i], "(")))
+                    start, i, opened = i + len(r"\right)"), i + len(r"\right)"), None
+                    continue
+                start, opened = start, None  # another delimiter: the group stays text
             i += 6
             continue
-        depth += {"{": 1, "}": -1}.get(term[i], 0)
+        if depth == 0 and opened is None and term.startswith(r"\frac{", i):  # a long quotient: A (B)^{-1}
+            mid = _group_end(term, i + len(r"\frac"))
+            end = _group_end(term, mid)
+            num, den = term[i + len(r"\frac{"):mid - 1], term[mid + 1:end - 1]
+            if _visible(num) + _visible(den) > _TERM:
+                out.append((term[start:i], None))
+                if num.strip() != "1":
+                    out.append((None, (num, "(")) if _visible(num) > _TERM // 2 else (num + " ", None))
+                out.append((None, (den, "inv")))
+                start = i = end
+                continue
+        if depth == 0 and opened is None and term.startswith(r"\sqrt{", i):  # a root: its radicand, as a group
+            end = _group_end(term, i + len(r"\sqrt"))
+            out.append((term[start:i], None))
+            out.append((None, (term[i + len(r"\sqrt{"):end - 1], "sqrt")))
+            start = i = end
+            continue
+        if opened is None:
+            depth += {"{": 1, "}": -1}.get(term[i], 0)
         i += 1
-    if best is None:
-        return None
-    start, end = best
-    return term[:start], term[start + len(r"\left("):end], term[end + len(r"\right)"):]
+    out.append((term[start:], None))
+    return out
 
 
 def _pieces(tex: str) -> list:
-    """``tex`` as consecutive pieces that breqn can set: its top-level terms, a term too long to set
-    on a line cut open at its largest ``\\left( … \\right)`` (written ``\\Bigl( … \\Bigr)``, which need
-    not close in the same piece), recursively."""
+    """``tex`` as consecutive pieces that breqn can set: its top-level terms, and a term too long to set on
+    a line cut open at each of its long ``\\left( … \\right)`` groups (written ``\\Bigl( … \\Bigr)``,
+    which need not close in the same row; a long root ``\\sqrt{X}`` as ``\\Bigl( X \\Bigr)^{1/2}``, a long
+    quotient ``\\frac{A}{B}`` as ``A \\Bigl( B \\Bigr)^{-1}``),
+    recursively.  Joined with spaces, the pieces are ``tex``."""
     out = []
     for term in _top_terms(tex):
-        group = _left_group(term) if _visible(term) > _TERM else None
-        if group is None:
+        if _visible(term) <= _TERM:
             out.append(term)
             continue
-        before, inner, after = group
-        inside = _pieces(inner)
-        inside[0] = f"{before} \\Bigl( {inside[0]}".strip()
-        inside[-1] = f"{inside[-1]} \\Bigr) {after}".strip()
-        out.extend(inside)
+        current = ""
+        for text, inner in _segments(term):
+            if inner is None:
+                current += text
+                continue
+            inner, kind = inner
+            if _visible(inner) <= _TERM // 2:
+                current += {"(": r"\left(" + inner + r"\right)", "sqrt": r"\sqrt{" + inner + "}",
+                            "inv": r"\left(" + inner + r"\right)^{-1}"}[kind]
+                continue
+            inside = _pieces(inner)
+            out.append(f"{current} \\Bigl( {inside[0]}".strip())
+            out.extend(inside[1:])
+            out[-1] += {"(": r" \Bigr)", "sqrt": r" \Bigr)^{1/2}", "inv": r" \Bigr)^{-1}"}[kind]
+            current = ""
+        if current.strip():
+            out.append(current.strip())
     return out
 
 
 def _over_a_page(lhs: str, rhs: str) -> list:
     """An equation too long for one line as several ``dmath*``: its pieces (:func:`_pieces`) gathered into
-    rows of at most a page each."""
+    rows of at most a page each (at most a line where a row is inside a group cut open)."""
     chunks, current = [], []
     for piece in _pieces(rhs):
-        if current and _visible(" ".join(current + [piece])) > _PAGE:
+        row = " ".join(current + [piece])
+        limit = _TERM if ("Bigl" in row or "Bigr" in row) else _PAGE  # breqn breaks no line inside \Bigl( … \Bigr)
+        if current and _visible(row) > limit:
             chunks.append(" ".join(current))
             current = []
         current.append(piece)
