@@ -343,3 +343,53 @@ def test_lagranges_method_errors():
         from_mechanics(LagrangesMethod((q1d**2 + q2d**2) / 2 + F * q1, [q1, q2]))
     with pytest.raises(MechanicsModelError, match="affine"):
         from_mechanics(LagrangesMethod((q1d**2 + q2d**2) / 2, [q1, q2], nonhol_coneqs=[q1d - 1]))
+
+
+@pytest.mark.slow
+def test_bicycle_in_the_users_symbols_solves_as_kanes():
+    """The Whipple bicycle of sympy's test_kane3 (wheel angles and the rear contact added by anholo, a holonomic
+    pitch constraint, three dependent speeds): KanesMethod's 10×10 shape in the user's q and u, and ``M⁻¹F`` equal
+    to KanesMethod's ``(q̇, u̇)`` at points of C (the pitch solved from the configuration constraint)."""
+    from mechanics.kane_oracle import kane_points
+    from mechanics_models import whipple_bicycle
+
+    KM, values = whipple_bicycle()
+    view = from_mechanics(KM, values=values).in_user_symbols()
+    assert view.mass_matrix_full.shape == KM.mass_matrix_full.shape == (10, 10)
+    assert list(view.q) == list(KM.q) and list(view.u) == list(KM.u)
+    assert sorted(str(k) for k in view.added_rates) == ["q3(t)", "q6(t)", "x(t)", "y(t)"]
+    f = _evaluate([view.mass_matrix_full, view.forcing_full], list(KM.q) + list(KM.u), values)
+    name = lambda s: s.func.__name__  # noqa: E731
+    for qv, uv, qdv, _qdd, udv in kane_points(KM, values, 2, seed=1, spread=0.5):
+        M, F = f([qv[name(q)] for q in KM.q] + [uv[name(u)] for u in KM.u])
+        expected = [qdv[name(q)] for q in KM.q] + [udv[name(u)] for u in KM.u]
+        assert np.allclose(np.linalg.solve(M, F.ravel()), expected, rtol=1e-8, atol=1e-8)
+
+
+def test_form_of_a_sympy_system_solves_as_kanes():
+    """The test_kane5 disc collected in a ``sympy.physics.mechanics.System``: the same user form."""
+    from sympy.physics.mechanics import System as MechanicsSystem
+    from sympy.physics.mechanics.tests.test_kane5 import _create_rolling_disc
+
+    props = _create_rolling_disc()
+    system = MechanicsSystem(props["frame"])
+    system.add_coordinates(*props["q_ind"])
+    system.add_speeds(*props["u_ind"])
+    system.add_speeds(*props["u_dep"], independent=False)
+    system.add_kdes(*props["kdes"])
+    system.add_nonholonomic_constraints(*props["fnh"])
+    system.add_bodies(*props["bodies"])
+    system.add_loads(*props["loads"])
+    view = from_mechanics(system).in_user_symbols()
+    KM = KanesMethod(props["frame"], props["q_ind"], props["u_ind"], props["kdes"], u_dependent=props["u_dep"],
+                     velocity_constraints=props["fnh"], bodies=props["bodies"], forcelist=props["loads"],
+                     constraint_solver="LU")
+    KM.kanes_equations()
+    assert list(view.q) == list(KM.q) and list(view.u) == list(KM.u)
+    g, r, m = sp.symbols("g r m")
+    values = {g: 9.81, r: 0.26, m: 3.43}
+    f = _evaluate([view.mass_matrix_full, view.forcing_full, KM.mass_matrix_full, KM.forcing_full],
+                  list(KM.q) + list(KM.u), values)
+    for point in _kane_points(KM, values, 2, seed=10):
+        M, F, Ms, Fs = f(point)
+        assert np.allclose(np.linalg.solve(M, F.ravel()), np.linalg.solve(Ms, Fs.ravel()), atol=1e-10)

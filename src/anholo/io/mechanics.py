@@ -497,8 +497,7 @@ def _checked_arguments(me, source, *, frame, bodies, loads, coordinates, speeds,
     object as the one the bodies' positions use, SymPy compares undefined functions by name)."""
     if source is not None and not isinstance(source, (me.ReferenceFrame, me.KanesMethod, me.LagrangesMethod, me.System)):
         raise ArgumentError(f"from_mechanics: the first argument must be a KanesMethod, a LagrangesMethod, a System or "
-                            f"the inertial "
-                            f"ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
+                            f"the inertial ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
     if frame is not None and not isinstance(frame, me.ReferenceFrame):
         raise ArgumentError(f"from_mechanics: frame= must be a ReferenceFrame (the inertial frame N), got "
                             f"{type(frame).__name__}.")

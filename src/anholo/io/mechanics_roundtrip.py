@@ -79,6 +79,17 @@ class UserModel:
     added_rates: dict
 
 
+def _solve(A: sp.Matrix, B: sp.Matrix) -> sp.Matrix:
+    """``A⁻¹ B`` for a small square A: by rows for a diagonal A, else Cramer's rule ``adj(A) B / det(A)``
+    (Berkowitz: division-free, no pivot chosen by a symbolic zero test — sympy's LUsolve can take a pivot
+    its zero test misjudges on expressions with square roots, the bicycle's front contact)."""
+    if A.is_diagonal():
+        return sp.Matrix(B.rows, B.cols, lambda i, j: B[i, j] / A[i, i])
+    det = A.det(method="berkowitz")
+    adj = A.adjugate(method="berkowitz")
+    return sp.Matrix(B.rows, B.cols, lambda i, j: sp.Add(*[adj[i, k] * B[k, j] for k in range(A.rows)]) / det)
+
+
 class _Translation:
     """Between the user's dynamic symbols and anholo's plain symbols (parameters: the user's symbols ↔ real ones)."""
 
@@ -144,10 +155,7 @@ class KaneForm:
         if any(k.has(*qd) for k in K):
             raise MechanicsModelError("the kinematic differential equations are not linear in the coordinates' rates.")
         k0 = kd.xreplace(dict.fromkeys(qd, 0))
-        if K.is_diagonal():
-            h = [-k0[i] / K[i, i] for i in range(K.rows)]
-        else:
-            h = list(K.LUsolve(-k0))
+        h = list(_solve(K, -k0))
         return K, k0, h
 
     def kindiffdict(self) -> dict:
@@ -214,7 +222,7 @@ class KaneForm:
             raise MechanicsModelError("the velocity constraints are not linear in the speeds.")
         Vt = [[V[A][r] for r in range(p)] for A in range(n)]
         if cons:
-            Ars = -Bm[:, p:].LUsolve(Bm[:, :p])
+            Ars = -_solve(Bm[:, p:], Bm[:, :p])
             for A in range(n):
                 for r in range(p):
                     Vt[A][r] += sp.Add(*[V[A][p + s] * Ars[s, r] for s in range(len(U) - p)])
@@ -308,7 +316,14 @@ class KaneForm:
 
     def linearize(self, *, linear_solver="LU", **kwargs):
         """``Linearizer.linearize(**kwargs)`` of :meth:`to_linearizer` (as ``KanesMethod.linearize``: e.g.
-        ``op_point={...}, A_and_B=True`` gives ``(A, B, r)`` in the independent states, else ``(M, A, B, r)``)."""
+        ``op_point={...}, A_and_B=True`` gives ``(A, B, r)`` in the independent states, else ``(M, A, B, r)``).
+
+        The operating point needs ``u̇`` too where the mass matrix depends on q (as for KanesMethod).  Without
+        dependent speeds the equations are KanesMethod's and so is the result (tested on sympy's rolling disc).
+        With dependent speeds the dynamic rows differ from KanesMethod's by multiples of the constraints; at an
+        operating point that is not an equilibrium the Linearizer's result depends on that form (on test_kane5's
+        disc neither KanesMethod's nor this form's A equals a finite-difference Jacobian of the reduced field).
+        """
         linearizer = self.to_linearizer(linear_solver=linear_solver)
         return linearizer.linearize(**kwargs) + (linearizer.r,)
 
