@@ -393,3 +393,26 @@ def test_form_of_a_sympy_system_solves_as_kanes():
     for point in _kane_points(KM, values, 2, seed=10):
         M, F, Ms, Fs = f(point)
         assert np.allclose(np.linalg.solve(M, F.ravel()), np.linalg.solve(Ms, Fs.ravel()), atol=1e-10)
+
+
+def test_form_of_a_model_given_by_keywords():
+    """test_kane5's disc given to from_mechanics as keywords (speeds, kd_eqs, velocity_constraints): the last speeds
+    are the dependent ones, as in KanesMethod's ``u``; the form solves as KanesMethod."""
+    from sympy.physics.mechanics.tests.test_kane5 import _create_rolling_disc
+
+    props = _create_rolling_disc()
+    view = from_mechanics(props["frame"], bodies=props["bodies"], loads=props["loads"],
+                          coordinates=props["q_ind"], speeds=list(props["u_ind"]) + list(props["u_dep"]),
+                          kd_eqs=props["kdes"], velocity_constraints=props["fnh"]).in_user_symbols()
+    KM = KanesMethod(props["frame"], props["q_ind"], props["u_ind"], props["kdes"], u_dependent=props["u_dep"],
+                     velocity_constraints=props["fnh"], bodies=props["bodies"], forcelist=props["loads"],
+                     constraint_solver="LU")
+    KM.kanes_equations()
+    assert view._udep == list(props["u_dep"]) and view.mass_matrix_full.shape == (10, 10)
+    g, r, m = sp.symbols("g r m")
+    values = {g: 9.81, r: 0.26, m: 3.43}
+    f = _evaluate([view.mass_matrix_full, view.forcing_full, KM.mass_matrix_full, KM.forcing_full],
+                  list(KM.q) + list(KM.u), values)
+    for point in _kane_points(KM, values, 2, seed=11):
+        M, F, Ms, Fs = f(point)
+        assert np.allclose(np.linalg.solve(M, F.ravel()), np.linalg.solve(Ms, Fs.ravel()), atol=1e-10)

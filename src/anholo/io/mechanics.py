@@ -346,10 +346,10 @@ class MechanicsModel:
         """The equations of motion in the user's own symbols and states, as sympy.physics.mechanics writes them.
 
         For a model with speeds (a KanesMethod, a System, or keywords with ``speeds``/``kd_eqs``) a
-        :class:`~anholo.io.mechanics_roundtrip.KaneForm`: state ``(q, u)`` of the user's dynamic symbols,
+        :class:`~anholo.io.mechanics.KaneForm`: state ``(q, u)`` of the user's dynamic symbols,
         ``mass_matrix_full``/``forcing_full`` of KanesMethod's shape and meaning, ``kindiffdict()``,
         ``rhs()``, ``linearize()``; accepted by ``pydy.System``.  For a LagrangesMethod a
-        :class:`~anholo.io.mechanics_roundtrip.LagrangeForm`: state ``(q, q̇, λ)`` in LagrangesMethod's layout.
+        :class:`~anholo.io.mechanics.LagrangeForm`: state ``(q, q̇, λ)`` in LagrangesMethod's layout.
         The coordinates anholo adds (contact points, wheel angles) are ignorable and left out of the state;
         their rates are ``KaneForm.added_rates``.  Cached.
 
@@ -425,6 +425,7 @@ class MechanicsModel:
             "holonomic": [str(c) for c in self.holonomic],
             "forces": [str(f) for f in self.forces],
             "speeds": {k: str(v) for k, v in self.speeds.items()},
+            "signs": dict(self.signs or {}),
         }
 
     def __str__(self):

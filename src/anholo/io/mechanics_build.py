@@ -369,8 +369,11 @@ class _Builder:
             for k, comp in enumerate(vec.to_matrix(N)):
                 if comp in self.q:
                     rates[sym[comp]] = rate[k]
-        u = [s for s in self.u if s not in self.dependent_speeds] + [s for s in self.u if s in self.dependent_speeds]
-        return UserModel(form="kane", q=self.user_q, u=tuple(u), independent=len(u) - len(self.dependent_speeds),
+        dep = list(self.dependent_speeds)
+        if not dep and self.vel:  # keywords: the last speeds are the dependent ones, as in KanesMethod's u
+            dep = list(self.u[len(self.u) - len(self.vel):])
+        u = [s for s in self.u if s not in dep] + [s for s in self.u if s in dep]
+        return UserModel(form="kane", q=self.user_q, u=tuple(u), independent=len(u) - len(dep),
                          kd_eqs=tuple(self.kd), velocity_constraints=tuple(self.vel), holonomic=tuple(self.hol),
                          dependent_coordinates=self.dependent_coordinates,
                          explicit_kinematics=self.explicit_kinematics, added_rates=rates)

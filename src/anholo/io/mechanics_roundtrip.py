@@ -237,6 +237,10 @@ class KaneForm:
         for i, c in enumerate(cons):
             M[p + i, :] = Bm[i, :]
             F[p + i] = -sp.Add(*[c.diff(qs[C]) * h[C] for C in range(n)])
+        added = set(m.added) & (M.free_symbols | F.free_symbols)
+        if added:
+            raise MechanicsModelError(f"the coordinates {sorted(map(str, added))} that anholo added enter the equations "
+                                      "(they are not ignorable), so the model has no form in the user's state alone.")
         return M, F
 
     @property
