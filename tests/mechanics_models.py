@@ -10,19 +10,20 @@
   velocity constraints, contact point from the ellipsoid's support function) with their values.
 * :func:`incline_disc` — ``test_disc_on_an_incline_plane`` of test_lagrange.py (a LagrangesMethod with a
   holonomic rolling constraint).
+* :func:`nonminimal_pendulum_lagrange` — ``test_nonminimal_pendulum`` of test_lagrange.py (holonomic, a force).
 * :func:`lagrange_sleigh` — the Chaplygin sleigh as a LagrangesMethod (a nonholonomic knife edge, a damping
   torque in its forcelist), written here as a sympy user would.
 
 Each returns ``(KanesMethod after kanes_equations, parameter values)`` (``LagrangesMethod after
-form_lagranges_equations`` for the last two).
+form_lagranges_equations`` for the last three).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 from sympy import acos, cos, pi, sin, sqrt, symbols
-from sympy.physics.mechanics import (KanesMethod, LagrangesMethod, Lagrangian, Point, ReferenceFrame, RigidBody,
-                                     cross, dot, dynamicsymbols, inertia)
+from sympy.physics.mechanics import (KanesMethod, LagrangesMethod, Lagrangian, Particle, Point, ReferenceFrame,
+                                     RigidBody, cross, dot, dynamicsymbols, inertia)
 
 
 def rolling_disc(motor=False):
@@ -267,3 +268,21 @@ def lagrange_sleigh():
                          forcelist=[(B, -c * thd * N.z)], frame=N)
     LM.form_lagranges_equations()
     return LM, {m: 2.0, I: 0.3, a: 0.5, c: 0.1}
+
+
+def nonminimal_pendulum_lagrange():
+    """test_lagrange.py's ``test_nonminimal_pendulum``: a particle at (q1, q2) on a circle of radius L,
+    ``q1² + q2² − L² = 0``, pulled by the force ``m g N.x`` (g = 9.8 written as a number, as there)."""
+    q1, q2 = dynamicsymbols('q1:3')
+    L, m = symbols('L, m')
+    g = 9.8
+    N = ReferenceFrame('N')
+    pN = Point('N*')
+    pN.set_vel(N, 0)
+    P = pN.locatenew('P1', q1 * N.x + q2 * N.y)
+    P.set_vel(N, P.pos_from(pN).dt(N))
+    pP = Particle('pP', P, m)
+    LM = LagrangesMethod(Lagrangian(N, pP), [q1, q2], hol_coneqs=sp.Matrix([q1**2 + q2**2 - L**2]),
+                         forcelist=[(P, m * g * N.x)], frame=N)
+    LM.form_lagranges_equations()
+    return LM, {L: 1.2, m: 0.7}

@@ -21,7 +21,8 @@ from sympy.physics.mechanics import (KanesMethod, LagrangesMethod, Particle, Poi
 from anholo import MechanicsModelError, System, from_mechanics
 from anholo.errors import AnholoError, ArgumentError
 
-from mechanics_models import incline_disc, lagrange_sleigh, rolling_disc, rolling_disc_contact
+from mechanics_models import (incline_disc, lagrange_sleigh, nonminimal_pendulum_lagrange, rolling_disc,
+                              rolling_disc_contact)
 
 
 def _kane_points(KM, values, count, seed):
@@ -207,7 +208,7 @@ def _lagrange_points(LM, values, count, seed):
     return out
 
 
-@pytest.mark.parametrize("build", [incline_disc, lagrange_sleigh])
+@pytest.mark.parametrize("build", [incline_disc, lagrange_sleigh, nonminimal_pendulum_lagrange])
 def test_lagranges_method_round_trip(build):
     """from_mechanics(LagrangesMethod) → anholo → LagrangesMethod's layout: mass_matrix_full and forcing_full entry
     by entry, and rhs() (anholo's q̈ and multipliers) equal to LagrangesMethod.rhs() at points of C."""

@@ -42,7 +42,8 @@ order (the derivatives of ``hol_coneqs``, then ``nonhol_coneqs``) and the genera
 The way back in the user's symbols: :meth:`MechanicsModel.in_user_symbols` (module
 :mod:`anholo.io.mechanics_roundtrip`) gives the equations in the user's dynamic symbols and state, with
 KanesMethod's (or LagrangesMethod's) ``mass_matrix_full``, ``forcing_full``, ``kindiffdict()``, ``rhs()``,
-``linearize()``, and is accepted by ``pydy.System``.  In anholo's own state: :attr:`MechanicsModel.mass_matrix_full` and :attr:`MechanicsModel.forcing_full`
+``linearize()``, and is accepted by ``pydy.System``.  In anholo's own state:
+:attr:`MechanicsModel.mass_matrix_full` and :attr:`MechanicsModel.forcing_full`
 (``M(x) ẋ = F(x)`` in the state ``x = (q, v^α)`` of Γ_nh, as KanesMethod and PyDy write it) and
 :meth:`MechanicsModel.ode_function` (a numerical ``f(t, x)`` for :func:`scipy.integrate.solve_ivp`);
 for large models :meth:`MechanicsModel.multiplier_form` (``W q̈ = F + Q + Aᵀλ``, ``A q̈ = −(∂φ/∂q) q̇``
@@ -496,7 +497,8 @@ def _checked_arguments(me, source, *, frame, bodies, loads, coordinates, speeds,
     """The keyword arguments of :func:`from_mechanics` checked (an :class:`ArgumentError` naming the argument
     and what it takes), as tuples; a coordinate or speed given by name is ``dynamicsymbols(name)`` (the same
     object as the one the bodies' positions use, SymPy compares undefined functions by name)."""
-    if source is not None and not isinstance(source, (me.ReferenceFrame, me.KanesMethod, me.LagrangesMethod, me.System)):
+    sources = (me.ReferenceFrame, me.KanesMethod, me.LagrangesMethod, me.System)
+    if source is not None and not isinstance(source, sources):
         raise ArgumentError(f"from_mechanics: the first argument must be a KanesMethod, a LagrangesMethod, a System or "
                             f"the inertial ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
     if frame is not None and not isinstance(frame, me.ReferenceFrame):
@@ -603,8 +605,8 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
                             speeds=speeds, kd_eqs=kd_eqs, velocity_constraints=velocity_constraints,
                             holonomic_constraints=holonomic_constraints, origin=origin, name=name, values=values)
     if isinstance(source, me.LagrangesMethod):
-        given = [k for k in ("frame", "coordinates", "speeds", "kd_eqs", "velocity_constraints", "holonomic_constraints",
-                             "bodies", "loads")
+        given = [k for k in ("frame", "coordinates", "speeds", "kd_eqs", "velocity_constraints",
+                             "holonomic_constraints", "bodies", "loads")
                  if kw[k] is not None and (not isinstance(kw[k], (tuple, list)) or len(kw[k]))]
         if given or origin is not None:
             raise ArgumentError(f"from_mechanics: a LagrangesMethod carries its model; drop the keywords "

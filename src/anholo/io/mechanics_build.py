@@ -532,8 +532,8 @@ def build_from_lagranges(lm, name: str, values) -> dict:
         e = sp.sympify(e)
         other = me.find_dynamicsymbols(e) - known
         if other:
-            raise MechanicsModelError(f"the {what} of the LagrangesMethod contains {sorted(map(str, other))}, which are "
-                                      "not its coordinates or their rates (specified inputs are not read yet).")
+            raise MechanicsModelError(f"the {what} of the LagrangesMethod contains {sorted(map(str, other))}, which "
+                                      "are not its coordinates or their rates (specified inputs are not read yet).")
         return e.xreplace(sym)
 
     L = conv(lm._L[0], "Lagrangian")

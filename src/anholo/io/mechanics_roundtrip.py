@@ -239,8 +239,8 @@ class KaneForm:
             F[p + i] = -sp.Add(*[c.diff(qs[C]) * h[C] for C in range(n)])
         added = set(m.added) & (M.free_symbols | F.free_symbols)
         if added:
-            raise MechanicsModelError(f"the coordinates {sorted(map(str, added))} that anholo added enter the equations "
-                                      "(they are not ignorable), so the model has no form in the user's state alone.")
+            raise MechanicsModelError(f"the coordinates {sorted(map(str, added))} that anholo added enter the "
+                                      "equations (they are not ignorable), so the model has no form in the user's state alone.")
         return M, F
 
     @property
@@ -275,7 +275,8 @@ class KaneForm:
 
     # --- anholo's field -----------------------------------------------------------------------
     def rhs(self) -> sp.Matrix:
-        """``(q̇, u̇)`` of anholo's Γ_nh in the user's state (valid where the velocity constraints hold): ``q̇ = h(q, u)``,
+        """``(q̇, u̇)`` of anholo's Γ_nh in the user's state (valid where the velocity constraints hold):
+        ``q̇ = h(q, u)``,
         ``u̇_s = Σ_A ∂g_s/∂q̇^A q̈^A + ∂g_s/∂q^A q̇^A`` with ``u = g(q̃, q̃̇)`` and ``q̈`` the field's natural
         accelerations (KanesMethod's ``rhs()``)."""
         m = self.model
@@ -365,7 +366,8 @@ class LagrangeForm:
 
     @cached_property
     def _parts(self) -> tuple:
-        """``(W, F, A, r)`` in anholo's symbols: ``W q̈ − Aᵀλ = F``, ``A q̈ = r``, A and r from the user's ``coneqs``."""
+        """``(W, F, A, r)`` in anholo's symbols: ``W q̈ − Aᵀλ = F``, ``A q̈ = r``, A and r from the user's
+        ``coneqs``."""
         m = self.model
         qs, vs = list(m.chart.coordinates), list(m.chart.velocities)
         n = len(qs)
@@ -444,7 +446,8 @@ class LagrangeForm:
                           linear_solver=linear_solver)
 
     def linearize(self, q_ind=None, qd_ind=None, q_dep=None, qd_dep=None, *, linear_solver="LU", **kwargs):
-        """``Linearizer.linearize(**kwargs)`` of :meth:`to_linearizer` and its ``r`` (as ``LagrangesMethod.linearize``)."""
+        """``Linearizer.linearize(**kwargs)`` of :meth:`to_linearizer` and its ``r`` (as
+        ``LagrangesMethod.linearize``)."""
         linearizer = self.to_linearizer(q_ind, qd_ind, q_dep, qd_dep, linear_solver=linear_solver)
         return linearizer.linearize(**kwargs) + (linearizer.r,)
 
