@@ -8,16 +8,22 @@
   geometry; wheel angles and rear contact position not introduced) with the paper's values.
 * :func:`rattleback` — Kane & Levinson's (1982) rattleback (ellipsoidal bottom, rolling constraints as
   velocity constraints, contact point from the ellipsoid's support function) with their values.
+* :func:`incline_disc` — ``test_disc_on_an_incline_plane`` of test_lagrange.py (a LagrangesMethod with a
+  holonomic rolling constraint).
+* :func:`nonminimal_pendulum_lagrange` — ``test_nonminimal_pendulum`` of test_lagrange.py (holonomic, a force).
+* :func:`lagrange_sleigh` — the Chaplygin sleigh as a LagrangesMethod (a nonholonomic knife edge, a damping
+  torque in its forcelist), written here as a sympy user would.
 
-Each returns ``(KanesMethod after kanes_equations, parameter values)``.
+Each returns ``(KanesMethod after kanes_equations, parameter values)`` (``LagrangesMethod after
+form_lagranges_equations`` for the last three).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 from sympy import acos, cos, pi, sin, sqrt, symbols
-from sympy.physics.mechanics import (KanesMethod, Point, ReferenceFrame, RigidBody, cross, dot,
-                                     dynamicsymbols, inertia)
+from sympy.physics.mechanics import (KanesMethod, LagrangesMethod, Lagrangian, Particle, Point, ReferenceFrame,
+                                     RigidBody, cross, dot, dynamicsymbols, inertia)
 
 
 def rolling_disc(motor=False):
@@ -222,3 +228,61 @@ def rattleback():
     KM.kanes_equations([body], [(G, -m * g * N.z)])
     values = {a: 0.20, b: 0.03, c: 0.02, h: 0.01, m: 1.0, A: 2e-4, B: 1.6e-3, C: 1.7e-3, D: 2e-5, g: 9.81}
     return KM, values
+
+
+def incline_disc():
+    """test_lagrange.py's disc on an incline: ``y`` along the incline, ``theta`` the disc's angle, ``y = R theta``."""
+    y, theta = dynamicsymbols('y theta')
+    yd, thetad = dynamicsymbols('y theta', 1)
+    m, g, R, l, alpha = symbols('m g R l alpha')
+    N = ReferenceFrame('N')
+    A = N.orientnew('A', 'Axis', [pi / 2 - alpha, N.z])
+    B = A.orientnew('B', 'Axis', [-theta, A.z])
+    Do = Point('Do')
+    Do.set_vel(N, yd * A.x)
+    I = m * R**2 / 2 * B.z | B.z
+    D = RigidBody('D', Do, B, m, (I, Do))
+    D.potential_energy = m * g * (l - y) * sin(alpha)
+    L = Lagrangian(N, D)
+    LM = LagrangesMethod(L, [y, theta], hol_coneqs=[y - R * theta])
+    LM.form_lagranges_equations()
+    return LM, {m: 1.3, g: 9.81, R: 0.4, l: 2.0, alpha: 0.3}
+
+
+def lagrange_sleigh():
+    """A rigid body on a knife edge at P = (x, y), its mass centre at distance a ahead along the heading theta:
+    ``−sin(theta) x' + cos(theta) y' = 0``; a damping torque ``−c theta'``."""
+    x, y, th = dynamicsymbols('x y theta')
+    xd, yd, thd = dynamicsymbols('x y theta', 1)
+    m, I, a, c = symbols('m I a c')
+    N = ReferenceFrame('N')
+    B = N.orientnew('B', 'Axis', [th, N.z])
+    O = Point('O')
+    O.set_vel(N, 0)
+    P = O.locatenew('P', x * N.x + y * N.y)
+    P.set_vel(N, xd * N.x + yd * N.y)
+    G = P.locatenew('G', a * B.x)
+    G.v2pt_theory(P, N, B)
+    body = RigidBody('sleigh', G, B, m, (inertia(B, 0, 0, I), G))
+    LM = LagrangesMethod(Lagrangian(N, body), [x, y, th], nonhol_coneqs=[-sin(th) * xd + cos(th) * yd],
+                         forcelist=[(B, -c * thd * N.z)], frame=N)
+    LM.form_lagranges_equations()
+    return LM, {m: 2.0, I: 0.3, a: 0.5, c: 0.1}
+
+
+def nonminimal_pendulum_lagrange():
+    """test_lagrange.py's ``test_nonminimal_pendulum``: a particle at (q1, q2) on a circle of radius L,
+    ``q1² + q2² − L² = 0``, pulled by the force ``m g N.x`` (g = 9.8 written as a number, as there)."""
+    q1, q2 = dynamicsymbols('q1:3')
+    L, m = symbols('L, m')
+    g = 9.8
+    N = ReferenceFrame('N')
+    pN = Point('N*')
+    pN.set_vel(N, 0)
+    P = pN.locatenew('P1', q1 * N.x + q2 * N.y)
+    P.set_vel(N, P.pos_from(pN).dt(N))
+    pP = Particle('pP', P, m)
+    LM = LagrangesMethod(Lagrangian(N, pP), [q1, q2], hol_coneqs=sp.Matrix([q1**2 + q2**2 - L**2]),
+                         forcelist=[(P, m * g * N.x)], frame=N)
+    LM.form_lagranges_equations()
+    return LM, {L: 1.2, m: 0.7}

@@ -36,12 +36,20 @@ a mass centre of the true velocity, at another point of the velocity the model s
 point such as a wheel's contact point).  On the constraint distribution D these are Kane's generalized
 active forces, so Γ_nh (docs/nonholonomic.rst) and Kane's equations have the same solutions.
 
-The way back: :attr:`MechanicsModel.mass_matrix_full` and :attr:`MechanicsModel.forcing_full`
+A ``LagrangesMethod`` states L itself: it is read as written (``V = −L|_{q̇=0}``), with its constraints in its
+order (the derivatives of ``hol_coneqs``, then ``nonhol_coneqs``) and the generalized forces of its ``forcelist``.
+
+The way back in the user's symbols: :meth:`MechanicsModel.in_user_symbols` (module
+:mod:`anholo.io.mechanics_roundtrip`) gives the equations in the user's dynamic symbols and state, with
+KanesMethod's (or LagrangesMethod's) ``mass_matrix_full``, ``forcing_full``, ``kindiffdict()``, ``rhs()``,
+``linearize()``, and is accepted by ``pydy.System``.  In anholo's own state:
+:attr:`MechanicsModel.mass_matrix_full` and :attr:`MechanicsModel.forcing_full`
 (``M(x) ẋ = F(x)`` in the state ``x = (q, v^α)`` of Γ_nh, as KanesMethod and PyDy write it) and
 :meth:`MechanicsModel.ode_function` (a numerical ``f(t, x)`` for :func:`scipy.integrate.solve_ivp`);
 for large models :meth:`MechanicsModel.multiplier_form` (``W q̈ = F + Q + Aᵀλ``, ``A q̈ = −(∂φ/∂q) q̇``
 in LagrangesMethod's layout), which needs no adapted frame.
 """
+
 
 from __future__ import annotations
 
@@ -49,12 +57,12 @@ import dataclasses
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Mapping
 
-import numpy as np
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
-from ..algebra import dag_size, numeric_value, random_point, size_exceeds, tidy
+from ..algebra import dag_size, random_point
 from ..algebra.codegen import generate
 from ..algebra.engine import to_engine
 from ..algebra.printing import latex
@@ -62,37 +70,12 @@ from ..algebra.program import Program
 from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..errors import ArgumentError, MechanicsModelError, printable
+from ..geometry.chart import Chart
 from .expressions import as_sequence, sympified
-from sympy.core.function import AppliedUndef
-from ..geometry.chart import Chart, velocity_symbol
-from ..geometry.frame import Frame
+from .mechanics_build import _Builder, _independent, _mech, _vmap, build_from_lagranges
+from .mechanics_roundtrip import KaneForm, LagrangeForm, UserModel
 
-__all__ = ["MechanicsModel", "from_mechanics"]
-
-_TIDY_LIMIT = 3000
-_RANK_TOL = 1e-8
-
-
-def _mech():
-    """The sympy.physics.mechanics module (imported on use: it is an optional, heavy import)."""
-    import sympy.physics.mechanics as me
-
-    return me
-
-
-def _name(f) -> str:
-    """``q1`` for the dynamic symbol ``q1(t)``."""
-    return f.func.__name__ if isinstance(f, sp.core.function.AppliedUndef) else str(f)
-
-
-def _vmap(vec, fn):
-    """Apply ``fn`` to every component of a sympy Vector (or Dyadic-free vector expression)."""
-    me = _mech()
-    return me.Vector([(M.applyfunc(fn), F) for M, F in vec.args]) if vec.args else me.Vector(0)
-
-
-def _vsub(vec, mapping: Mapping):
-    return _vmap(vec, lambda e: e.xreplace(mapping))
+__all__ = ["MechanicsModel", "from_mechanics", "KaneForm", "LagrangeForm"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,6 +108,12 @@ class MechanicsModel:
     symbols : dict
         ``{sympy object of the model: anholo symbol}`` (``q1(t) → q1``, ``q1'(t) → q1_dot``,
         parameters → real symbols of the same name).
+    signs : dict
+        ``{parameter name: sign}`` for the parameters that are not known positive (the sign the user declared,
+        ``"real"`` for a load symbol declared without one); :meth:`to_toml` writes them as ``[signs]``.
+    user : UserModel
+        The model as its user wrote it (dynamic symbols, speeds, kinematic differential equations,
+        constraints), for :meth:`in_user_symbols`.
     """
 
     name: str
@@ -141,6 +130,8 @@ class MechanicsModel:
     values: dict = None
     dynamic_speeds: dict = field(default=None, repr=False)
     dependent: tuple = None
+    signs: dict = None
+    user: UserModel = field(default=None, repr=False)
 
     # --- reading sympy expressions ------------------------------------------------------------
     def convert(self, expr) -> sp.Expr:
@@ -351,13 +342,41 @@ class MechanicsModel:
             raise MechanicsModelError(f"no values for the parameters {missing}; pass values={{name: number}}.")
         return out
 
+    # --- the way back -------------------------------------------------------------------------
+    def in_user_symbols(self):
+        """The equations of motion in the user's own symbols and states, as sympy.physics.mechanics writes them.
+
+        For a model with speeds (a KanesMethod, a System, or keywords with ``speeds``/``kd_eqs``) a
+        :class:`~anholo.io.mechanics.KaneForm`: state ``(q, u)`` of the user's dynamic symbols,
+        ``mass_matrix_full``/``forcing_full`` of KanesMethod's shape and meaning, ``kindiffdict()``,
+        ``rhs()``, ``linearize()``; accepted by ``pydy.System``.  For a LagrangesMethod a
+        :class:`~anholo.io.mechanics.LagrangeForm`: state ``(q, q̇, λ)`` in LagrangesMethod's layout.
+        The coordinates anholo adds (contact points, wheel angles) are ignorable and left out of the state;
+        their rates are ``KaneForm.added_rates``.  Cached.
+
+        Raises
+        ------
+        MechanicsModelError
+            If the model was given without speeds (keywords only): there is no user state to return to.
+        """
+        cached = self.__dict__.get("_user_form")
+        if cached is not None:
+            return cached
+        if self.user is None or (self.user.form == "kane" and not self.user.u):
+            raise MechanicsModelError("the model has no speeds of its own; give speeds= and kd_eqs= (or a KanesMethod "
+                                      "or LagrangesMethod) to have it back in your symbols.")
+        form = KaneForm(self) if self.user.form == "kane" else LagrangeForm(self)
+        self.__dict__["_user_form"] = form
+        return form
+
     # --- output -------------------------------------------------------------------------------
     def to_toml(self, values: Mapping | None = None) -> str:
         """A system file (docs/systemfile.rst) for ``anholo analyze``.
 
         Keys: ``coordinates``, ``parameters``, ``lagrangian``, ``constraints``, and, when present,
-        ``holonomic = ["f(q)", …]`` and ``forces = ["Q_1", …]`` (one per coordinate) and
-        ``[values]`` (``[signs]`` marks parameters with negative values as ``real``).  With holonomic
+        ``holonomic = ["f(q)", …]`` and ``forces = ["Q_1", …]`` (one per coordinate), ``[signs]`` (the signs
+        of :attr:`signs`: what the user declared, ``"real"`` for load symbols declared without a sign, and
+        ``"real"`` for parameters given negative or zero values) and ``[values]``.  With holonomic
         constraints, ``constraints`` lists :attr:`nonholonomic_constraints` (a file's holonomic
         constraints are differentiated into D by the reader).
         """
@@ -381,13 +400,16 @@ class MechanicsModel:
             lines.append("forces = " + arr(self.forces))
         vals = dict(self.values or {})
         vals.update(values or {})
-        if vals:
-            named = {(k if isinstance(k, str) else k.name): v for k, v in vals.items()}
-            named = {k: v for k, v in named.items() if k in {p.name for p in self.chart.parameters}}
-            negative = [k for k, v in named.items() if float(v) <= 0]
-            if negative:
-                lines.append("\n[signs]")
-                lines += [f'{k} = "real"' for k in negative]
+        named = {(k if isinstance(k, str) else k.name): v for k, v in vals.items()}
+        named = {k: v for k, v in named.items() if k in {p.name for p in self.chart.parameters}}
+        signs = dict(self.signs or {})
+        for k, v in named.items():
+            if float(v) <= 0 and signs.get(k) not in ("real", "negative", "nonpositive"):
+                signs[k] = "real" if float(v) < 0 or signs.get(k) != "nonnegative" else "nonnegative"
+        if signs:
+            lines.append("\n[signs]")
+            lines += [f'{k} = "{v}"' for k, v in sorted(signs.items())]
+        if named:
             lines.append("\n[values]")
             lines += [f"{k} = {float(v)!r}" for k, v in named.items()]
         return "\n".join(lines) + "\n"
@@ -404,6 +426,7 @@ class MechanicsModel:
             "holonomic": [str(c) for c in self.holonomic],
             "forces": [str(f) for f in self.forces],
             "speeds": {k: str(v) for k, v in self.speeds.items()},
+            "signs": dict(self.signs or {}),
         }
 
     def __str__(self):
@@ -438,6 +461,7 @@ def _from_source(source, kw: dict) -> dict:
     """The keyword arguments of :func:`from_mechanics` read off a KanesMethod or a System."""
     me = _mech()
     if isinstance(source, me.KanesMethod):
+        explicit = getattr(source, "explicit_kinematics", True)
         u = list(source.u)
         qd = list(source.q.diff(me.dynamicsymbols._t))
         kd = []
@@ -448,7 +472,8 @@ def _from_source(source, kw: dict) -> dict:
         out = dict(frame=source._inertial, coordinates=list(source.q), speeds=u, kd_eqs=kd,
                    velocity_constraints=vel, holonomic_constraints=list(source._f_h),
                    bodies=list(source.bodies or ()), loads=list(source.loads or ()),
-                   independent_speeds=len(u) - len(vel), dependent_speeds=list(source._udep))
+                   independent_speeds=len(u) - len(vel), dependent_speeds=list(source._udep),
+                   dependent_coordinates=list(source._qdep), explicit_kinematics=explicit)
     elif isinstance(source, me.System):
         vel = list(source.nonholonomic_constraints)
         out = dict(frame=source.frame, coordinates=list(source.q), speeds=list(source.u), kd_eqs=list(source.kdes),
@@ -456,10 +481,11 @@ def _from_source(source, kw: dict) -> dict:
                    bodies=list(source.bodies),
                    loads=list(source.loads) + [ld for a in source.actuators for ld in a.to_loads()],
                    independent_speeds=len(source.u) - len(vel) - len(source.holonomic_constraints),
-                   dependent_speeds=list(source.u_dep))
+                   dependent_speeds=list(source.u_dep), dependent_coordinates=list(source.q_dep))
     else:
         raise MechanicsModelError(
-            f"from_mechanics reads a KanesMethod, a System or a ReferenceFrame with keywords, not {type(source).__name__}.")
+            f"from_mechanics reads a KanesMethod, a LagrangesMethod, a System or a ReferenceFrame with keywords, not "
+            f"{type(source).__name__}.")
     for k, v in kw.items():
         if v is not None and (v != () if not isinstance(v, sp.Basic) else True):
             out[k] = v
@@ -471,9 +497,10 @@ def _checked_arguments(me, source, *, frame, bodies, loads, coordinates, speeds,
     """The keyword arguments of :func:`from_mechanics` checked (an :class:`ArgumentError` naming the argument
     and what it takes), as tuples; a coordinate or speed given by name is ``dynamicsymbols(name)`` (the same
     object as the one the bodies' positions use, SymPy compares undefined functions by name)."""
-    if source is not None and not isinstance(source, (me.ReferenceFrame, me.KanesMethod, me.System)):
-        raise ArgumentError(f"from_mechanics: the first argument must be a KanesMethod, a System or the inertial "
-                            f"ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
+    sources = (me.ReferenceFrame, me.KanesMethod, me.LagrangesMethod, me.System)
+    if source is not None and not isinstance(source, sources):
+        raise ArgumentError(f"from_mechanics: the first argument must be a KanesMethod, a LagrangesMethod, a System or "
+                            f"the inertial ReferenceFrame, got {type(source).__name__} {printable(repr(source))[:60]}.")
     if frame is not None and not isinstance(frame, me.ReferenceFrame):
         raise ArgumentError(f"from_mechanics: frame= must be a ReferenceFrame (the inertial frame N), got "
                             f"{type(frame).__name__}.")
@@ -530,10 +557,11 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
 
     Parameters
     ----------
-    source : KanesMethod, System or ReferenceFrame, optional
+    source : KanesMethod, LagrangesMethod, System or ReferenceFrame, optional
         A KanesMethod (its coordinates, speeds, kinematic differential equations, constraints, and the
-        bodies and loads given to it or to ``kanes_equations``), a ``System``, or the inertial frame.
-        Keywords override what the source says.
+        bodies and loads given to it or to ``kanes_equations``), a LagrangesMethod (its Lagrangian,
+        coordinates, ``hol_coneqs``, ``nonhol_coneqs`` and ``forcelist``; no keywords), a ``System``, or the
+        inertial frame.  Keywords override what a KanesMethod or System says.
     frame : ReferenceFrame
         The inertial frame N (when ``source`` is not given).
     bodies : sequence of RigidBody / Particle
@@ -576,6 +604,14 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
     kw = _checked_arguments(me, source, frame=frame, bodies=bodies, loads=loads, coordinates=coordinates,
                             speeds=speeds, kd_eqs=kd_eqs, velocity_constraints=velocity_constraints,
                             holonomic_constraints=holonomic_constraints, origin=origin, name=name, values=values)
+    if isinstance(source, me.LagrangesMethod):
+        given = [k for k in ("frame", "coordinates", "speeds", "kd_eqs", "velocity_constraints",
+                             "holonomic_constraints", "bodies", "loads")
+                 if kw[k] is not None and (not isinstance(kw[k], (tuple, list)) or len(kw[k]))]
+        if given or origin is not None:
+            raise ArgumentError(f"from_mechanics: a LagrangesMethod carries its model; drop the keywords "
+                                f"{given + (['origin'] if origin is not None else [])}.")
+        return MechanicsModel(**build_from_lagranges(source, name, values))
     expected, dep_speeds = None, ()
     if source is not None and not isinstance(source, me.ReferenceFrame):
         spec = _from_source(source, kw)
@@ -589,391 +625,5 @@ def from_mechanics(source=None, *, frame=None, bodies=(), loads=(), coordinates=
         raise MechanicsModelError("from_mechanics needs the inertial frame: from_mechanics(N, bodies=..., ...).")
     if not spec["bodies"]:
         raise MechanicsModelError("from_mechanics needs bodies (RigidBody or Particle): bodies=[...].")
-    return _Builder(name=name, values=values, origin=origin, expected=expected, dependent_speeds=dep_speeds,
-                    **spec).build()
-
-
-class _Builder:
-    """The steps of :func:`from_mechanics`, in the order of the module docstring."""
-
-    def __init__(self, frame, bodies, loads, coordinates, speeds, kd_eqs, velocity_constraints,
-                 holonomic_constraints, name, values, origin, expected, dependent_speeds=()):
-        me = _mech()
-        self.me, self.N, self.t = me, frame, me.dynamicsymbols._t
-        self.bodies, self.loads = list(bodies), list(loads)
-        self.q = list(coordinates)
-        self.u = [s for s in speeds]
-        self.kd = [sp.sympify(e) for e in kd_eqs]
-        self.vel = [sp.sympify(e) for e in velocity_constraints]
-        self.hol = [sp.sympify(e) for e in holonomic_constraints]
-        self.name, self.values, self.origin, self.expected = name, values, origin, expected
-        self.dependent_speeds = list(dependent_speeds)
-        self.added = {}
-        self.rng = random.Random(1)
-
-    # --- symbols ------------------------------------------------------------------------------
-    def _taken(self) -> set:
-        names = {_name(q) for q in self.q} | {_name(s) for s in self.u} | {q.name for q in self.added}
-        return names | {f"{n}_dot" for n in names}
-
-    def _new_coordinate(self, preferred: str, fallback: str):
-        taken = self._taken() | {s.name for s in self._parameter_names}
-        nm = preferred if preferred not in taken else fallback
-        while nm in taken:
-            nm += "_"
-        return self.me.dynamicsymbols(nm)
-
-    @cached_property
-    def _parameter_names(self) -> set:
-        """Symbols of the model (masses, inertias, lengths in positions, loads), so added coordinates avoid them."""
-        me = self.me
-
-        def of_vector(v):
-            return set().union(*(M.free_symbols for M, _F in v.args)) if v.args else set()
-
-        out = set()
-        for b in self.bodies:
-            P = b.masscenter
-            out |= sp.sympify(b.mass).free_symbols
-            for X in self._tree(P):
-                for v in X._pos_dict.values():
-                    out |= of_vector(v)
-            if isinstance(b, me.RigidBody):
-                out |= set().union(*(sp.sympify(c).free_symbols for c, _a, _b in b.central_inertia.args))
-        for load in self.loads:
-            out |= of_vector(load[1])
-        for e in self.kd + self.vel + self.hol:
-            out |= e.free_symbols
-        return {s for s in out if isinstance(s, sp.Symbol)} - {self.t}
-
-    # --- speeds -------------------------------------------------------------------------------
-    def _solve_kd(self) -> dict:
-        """``u = g(q, q̇)`` from the kinematic differential equations (for the speeds they contain)."""
-        if not self.kd:
-            return {}
-        s_kd = [s for s in self.u if any(e.has(s) for e in self.kd)]
-        if len(s_kd) != len(self.kd):
-            raise MechanicsModelError(
-                f"the {len(self.kd)} kinematic differential equations contain {len(s_kd)} speeds "
-                f"{[_name(s) for s in s_kd]}; give one equation per speed that has a coordinate.")
-        A = sp.Matrix([[e.diff(s) for s in s_kd] for e in self.kd])
-        if any(a.has(*s_kd) for a in A):
-            raise MechanicsModelError("the kinematic differential equations are not linear in the speeds.")
-        b = -sp.Matrix([e.xreplace({s: 0 for s in s_kd}) for e in self.kd])
-        if A.is_diagonal():
-            sol = [b[i] / A[i, i] for i in range(len(s_kd))]
-        else:
-            try:
-                sol = list(A.LUsolve(b))
-            except (ValueError, ZeroDivisionError):
-                raise MechanicsModelError("the kinematic differential equations cannot be solved for the speeds "
-                                          f"{[_name(s) for s in s_kd]}.") from None
-        return dict(zip(s_kd, sol))
-
-    def _dcm_known(self, F) -> bool:
-        try:
-            F.dcm(self.N)
-            return True
-        except ValueError:
-            return False
-
-    def _body_frames(self) -> list:
-        return [b.frame for b in self.bodies if isinstance(b, self.me.RigidBody)]
-
-    def _wheel_angles(self, umap: dict) -> None:
-        """Speeds without kinematic equation: the rate ``s`` of a frame about an axis fixed in its parent."""
-        left = [s for s in self.u if s not in umap]
-        for B in self._body_frames():
-            if not left or self._dcm_known(B):
-                continue
-            for A, w in B._ang_vel_dict.items():
-                if A is B or not self._dcm_known(A):
-                    continue
-                comps = w.to_matrix(A)
-                hit = [s for s in left if any(c.has(s) for c in comps)]
-                if len(hit) != 1:
-                    continue
-                s = hit[0]
-                axis = (comps / s).applyfunc(sp.simplify)
-                if axis.has(self.t) or any(a.has(s) for a in axis):
-                    continue
-                nm = _name(s)
-                theta = self._new_coordinate("q" + nm[1:] if nm.startswith("u") else f"{B.name}_angle",
-                                             f"{B.name}_angle")
-                umap[s] = theta.diff(self.t)
-                self.q.append(theta)
-                self.added[theta] = f"angle of {B.name} about an axis fixed in {A.name} (rate {nm})"
-                left.remove(s)
-                break
-        if left:
-            raise MechanicsModelError(
-                f"the speeds {[_name(s) for s in left]} have no kinematic differential equation and are not the "
-                "rate of a body's frame about an axis fixed in a frame with known orientation; give them "
-                "coordinates (kd_eqs).")
-
-    # --- points -------------------------------------------------------------------------------
-    @staticmethod
-    def _point(body):
-        return body.masscenter
-
-    def _tree(self, P) -> list:
-        seen, todo = [P], [P]
-        while todo:
-            X = todo.pop(0)
-            for Y in X._pos_dict:
-                if Y not in seen:
-                    seen.append(Y)
-                    todo.append(Y)
-        return seen
-
-    def _roots(self) -> dict:
-        """``{mass centre: root point}``; each connected tree of points has one root."""
-        out, roots = {}, []
-        for b in self.bodies:
-            P = self._point(b)
-            if P in out:
-                continue
-            tree = self._tree(P)
-            if self.origin is not None and self.origin in tree:
-                root = self.origin
-            else:
-                still = [X for X in tree if self.N in X._vel_dict and X._vel_dict[self.N] == self.me.Vector(0)]
-                root = still[0] if still else P
-            roots.append(root)
-            for X in tree:
-                out[X] = root
-        return out
-
-    def build(self) -> MechanicsModel:
-        me, N, t = self.me, self.N, self.t
-        umap = self._solve_kd()
-        self._wheel_angles(umap)
-        roots = self._roots()
-        root_list = list(dict.fromkeys(roots.values()))
-        names = ("x", "y", "z")
-        r0 = {}
-        for R in root_list:
-            comps = []
-            for k, c in enumerate(names):
-                pre = c if len(root_list) == 1 else f"{R.name}_{c}"
-                X = self._new_coordinate(pre, f"{R.name}_{c}")
-                self.q.append(X)
-                self.added[X] = f"{c}-coordinate of the point {R.name} in {N.name}"
-                comps.append(X)
-            r0[R] = comps[0] * N.x + comps[1] * N.y + comps[2] * N.z
-
-        # symbols of the chart
-        qs = self.q
-        sym = {}
-        for q in qs:
-            sym[q.diff(t)] = velocity_symbol(sp.Symbol(_name(q), real=True))
-            sym[q] = sp.Symbol(_name(q), real=True)
-        self.sym = sym
-
-        def conv(e):
-            return sp.sympify(e).xreplace(umap).xreplace(sym)
-
-        def vconv(v):
-            return _vmap(v, conv)
-
-        def true_velocity(P):
-            R = roots[P]
-            return vconv(r0[R].dt(N) + P.pos_from(R).dt(N))
-
-        def position(P):
-            R = roots[P]
-            return vconv(r0[R] + P.pos_from(R))
-
-        # the angular velocities the model sets must be the derivatives of the orientations
-        self._check_angular_velocities(conv)
-
-        T, cons = sp.S.Zero, []
-        for b in self.bodies:
-            P = self._point(b)
-            v = true_velocity(P)
-            T += conv(b.mass * v.dot(v)) / 2
-            if isinstance(b, me.RigidBody):
-                w = vconv(b.frame.ang_vel_in(N))
-                T += conv(w.dot(b.central_inertia.dot(w))) / 2
-            c = vconv(P.vel(N)) - v
-            cons += [e for e in (conv(e) for e in c.to_matrix(N)) if e != 0]
-        V = sp.S.Zero
-        for b in self.bodies:
-            V += conv(getattr(b, "potential_energy", 0) or 0)
-        Q = [sp.S.Zero] * len(qs)
-        qdots = [sym[q.diff(t)] for q in qs]
-        mass_centres = {self._point(b) for b in self.bodies}
-        state = set(qdots) | {sym[q] for q in qs}
-        for load in self.loads:
-            loc, vec = load[0], load[1]
-            if isinstance(loc, me.ReferenceFrame):
-                w = vconv(loc.ang_vel_in(N))
-                tau = vconv(vec)
-                for A, qd in enumerate(qdots):
-                    Q[A] += conv(tau.dot(w.diff(qd, N)))
-                continue
-            F = vconv(vec)
-            constant = not any(conv(e).free_symbols & state or conv(e).has(t) for e in F.to_matrix(N))
-            if constant and loc in roots and (loc in mass_centres or self._consistent(loc, true_velocity, vconv, conv)):
-                V -= conv(F.dot(position(loc)))
-                continue
-            # partial velocities: of the true velocity at a mass centre (equal to the model's on D, and
-            # right off D too, where the multipliers live), of the model's velocity elsewhere (a material
-            # point of a body, such as a wheel's contact point)
-            v = true_velocity(loc) if loc in mass_centres else vconv(loc.vel(N))
-            for A, qd in enumerate(qdots):
-                Q[A] += conv(F.dot(v.diff(qd, N)))
-
-        chart_q = [sym[q] for q in qs]
-        velocity_cons = [conv(e) for e in self.vel]
-        hol = [conv(e) for e in self.hol]
-        hol_dot = [sp.Add(*[h.diff(qq) * qd for qq, qd in zip(chart_q, qdots)]) for h in hol]
-        cons = sorted(cons, key=dag_size)
-        candidates = velocity_cons + hol_dot + cons
-        params = self._parameters(T, V, candidates, Q, hol, set(chart_q) | set(qdots))
-        psub = {p: sp.Symbol(p.name, real=True) for p in params}
-        T, V = T.xreplace(psub), V.xreplace(psub)
-        candidates = [c.xreplace(psub) for c in candidates]
-        Q = [f.xreplace(psub) for f in Q]
-        hol = [h.xreplace(psub) for h in hol]
-        point = random_point(set(chart_q) | set(psub.values()), self.rng)
-
-        # independent constraints; root coordinates whose velocity they force to vanish are removed
-        kept = _independent(candidates, qdots, point)
-        root_syms = [sym[X] for R in root_list for X in self.q if X in self.added and "-coordinate" in self.added[X]]
-        drop = [x for x in root_syms if _implied(kept, qdots, point, qdots[chart_q.index(x)])]
-        if drop:
-            zero = {x: 0 for x in drop}
-            zero.update({qdots[chart_q.index(x)]: 0 for x in drop})
-            T, V = T.xreplace(zero), V.xreplace(zero)
-            idx = [i for i, x in enumerate(chart_q) if x not in drop]
-            chart_q = [chart_q[i] for i in idx]
-            qdots = [qdots[i] for i in idx]
-            Q = [Q[i].xreplace(zero) for i in idx]
-            kept = _independent([c.xreplace(zero) for c in kept], qdots, point)
-            dropped_dyn = [q for q in self.q if sym[q] in drop]
-            for q in dropped_dyn:
-                self.added.pop(q)
-            self.q = [q for q in self.q if sym[q] not in drop]
-        # square roots (a contact point on an ellipsoid) make cancel's generators explode: kept as written
-        kept = [tidy(c) if not size_exceeds(c, _TIDY_LIMIT) and not _has_roots(c) else c for c in kept]
-        if any(c.xreplace({u: 0 for u in qdots}) != 0 and not _numerically_zero(c.xreplace({u: 0 for u in qdots}), point)
-               for c in kept):
-            raise MechanicsModelError("a velocity constraint has terms free of velocities (affine constraints, "
-                                      "e.g. a moving support) — not read from sympy models yet.")
-        for e in [T, V] + kept + Q:
-            if e.has(t):
-                raise MechanicsModelError("the model depends on the time explicitly (a driven support or a "
-                                          "time-dependent load); from_mechanics reads autonomous models only.")
-        n, k = len(chart_q), len(kept)
-        if self.expected is not None and n - k != self.expected:
-            raise MechanicsModelError(
-                f"the model has {self.expected} independent speeds but its constraints leave {n - k} free velocities "
-                f"on the {n} coordinates {[s.name for s in chart_q]}; check the velocity constraints.")
-        chart = Chart(chart_q, velocities=qdots, parameters=sorted(psub.values(), key=lambda s: s.name))
-        L = Lagrangian(Frame.coordinate(chart), T - V)
-        speeds = {_name(s): conv(g).xreplace(psub) for s, g in umap.items()}
-        dependent = [sym[X] for X in self.q if X in self.added and "-coordinate" in self.added[X]]
-        dependent += [conv(umap[s]) for s in self.dependent_speeds if s in umap]
-        dependent = [chart_q[qdots.index(d)] if d in qdots else d for d in dependent]
-        dependent = tuple(dependent) if len(set(dependent)) == k and set(dependent) <= set(chart_q) else None
-        symbols = dict(sym)
-        symbols.update(psub)
-        model = MechanicsModel(
-            name=self.name, chart=chart, lagrangian=L, kinetic_energy=T, potential_energy=V,
-            constraints=tuple(kept), holonomic=tuple(hol), forces=tuple(Q), speeds=speeds,
-            added={sym[q]: why for q, why in self.added.items()}, symbols=symbols,
-            values=_named_values(self.values), dynamic_speeds=dict(umap), dependent=dependent)
-        return model
-
-    def _consistent(self, P, true_velocity, vconv, conv) -> bool:
-        """True if the model's velocity of P is the derivative of its position (at a random point)."""
-        d = [conv(e) for e in (vconv(P.vel(self.N)) - true_velocity(P)).to_matrix(self.N)]
-        syms = set().union(*(e.free_symbols for e in d))
-        pt = random_point(syms, self.rng)
-        return all(abs(numeric_value(e, pt)) < 1e-10 for e in d)
-
-    def _check_angular_velocities(self, conv) -> None:
-        """``ω_B`` as the model sets it equals ``(Ṙ Rᵀ)^∨`` (``R = N.dcm(B)``), at a random point, for the
-        bodies' frames and the frames in which positions are written (their derivatives use ``ω``)."""
-        t = self.t
-        frames = list(self._body_frames())
-        for b in self.bodies:
-            for X in self._tree(b.masscenter):
-                for v in X._pos_dict.values():
-                    frames += [F for _M, F in v.args]
-        for B in dict.fromkeys(frames):
-            if not self._dcm_known(B):
-                continue
-            R = self.N.dcm(B)
-            W = R.diff(t) * R.T
-            true = [W[2, 1], W[0, 2], W[1, 0]]
-            model = list(B.ang_vel_in(self.N).to_matrix(self.N))
-            d = [conv(a - b) for a, b in zip(model, true)]
-            syms = set().union(*(e.free_symbols for e in d))
-            pt = random_point(syms, self.rng)
-            if any(abs(numeric_value(e, pt)) > 1e-9 for e in d):
-                raise MechanicsModelError(
-                    f"the angular velocity of {B.name} in {self.N.name} is not the time derivative of its orientation "
-                    "once the speeds are replaced by the kinematic differential equations; set it consistently.")
-
-    def _parameters(self, T, V, cons, Q, hol, chart_symbols) -> list:
-        out = set()
-        for e in [T, V, *cons, *Q, *hol]:
-            out |= sp.sympify(e).free_symbols
-        out -= set(chart_symbols) | {self.t}
-        return sorted(out, key=lambda s: s.name)
-
-
-def _named_values(values) -> dict | None:
-    if not values:
-        return None
-    return {(k if isinstance(k, str) else str(k)): v for k, v in values.items()}
-
-
-def _numerically_zero(e, point) -> bool:
-    syms = e.free_symbols - set(point)
-    pt = dict(point)
-    pt.update(random_point(syms, random.Random(3)))
-    return abs(numeric_value(e, pt)) < 1e-10
-
-
-def _rows(exprs, velocities, point) -> np.ndarray:
-    """The coefficient rows ``∂φ/∂q̇`` at a random point (velocities set to random values too)."""
-    syms = set().union(*(e.free_symbols for e in exprs)) - set(point) - set(velocities) if exprs else set()
-    pt = dict(point)
-    pt.update(random_point(syms, random.Random(7)))
-    return np.array([[complex(numeric_value(e.diff(u), pt)).real for u in velocities] for e in exprs], float)
-
-
-def _rank(M: np.ndarray) -> int:
-    if M.size == 0:
-        return 0
-    s = np.linalg.svd(M, compute_uv=False)
-    return int((s > _RANK_TOL * max(1.0, s[0])).sum())
-
-
-def _independent(exprs, velocities, point) -> list:
-    """A maximal independent sublist of the linear constraints ``exprs`` (greedy, in order)."""
-    kept, rows = [], np.zeros((0, len(velocities)))
-    for e in exprs:
-        if e == 0:
-            continue
-        row = _rows([e], velocities, point)
-        trial = np.vstack([rows, row])
-        if _rank(trial) > rows.shape[0]:
-            kept.append(e)
-            rows = trial
-    return kept
-
-
-def _implied(kept, velocities, point, velocity) -> bool:
-    """True if ``velocity = 0`` follows from the constraints ``kept``."""
-    rows = _rows(kept, velocities, point) if kept else np.zeros((0, len(velocities)))
-    unit = np.array([[1.0 if u == velocity else 0.0 for u in velocities]])
-    return _rank(np.vstack([rows, unit])) == _rank(rows)
-
-
-def _has_roots(expr) -> bool:
-    """True if ``expr`` has a power with a non-integer exponent of a non-symbol (``(…)^(3/2)``)."""
-    return any(not p.exp.is_Integer and not p.base.is_Symbol for p in expr.atoms(sp.Pow))
+    return MechanicsModel(**_Builder(name=name, values=values, origin=origin, expected=expected,
+                                     dependent_speeds=dep_speeds, **spec).build())
