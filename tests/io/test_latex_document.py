@@ -122,3 +122,47 @@ def test_summary_lines_set_their_symbols_as_mathematics():
     assert summary_tex("frame: anholonomic (4 nonzero R^k_ij, i < j)") == \
         r"frame: anholonomic (4 nonzero $R^k_{ij}$, $i < j$)"
     assert summary_tex("section sigma = -p; σ = 0") == r"section $\sigma$ = -p; $\sigma$ = 0"
+
+
+def test_long_terms_are_cut_open_at_their_groups_and_nothing_is_lost():
+    """A term breqn could not break (a long product, root or quotient) becomes pieces: the parentheses it
+    opens are closed in order, every symbol of the expression appears in the pieces exactly as often as in
+    the expression, and no piece is much longer than a line.  Oracle: sympy's LaTeX printer of the same
+    expression (independent of the cutting)."""
+    from anholo.io.latex import _TERM, _pieces, _visible
+
+    a, b, c, x, y = sp.symbols("alpha beta gamma x y")
+    long_sum = sum(sp.Symbol(f"p{i}") * sp.sin(x + i) for i in range(1, 25))
+    exprs = [a * (long_sum + 1) * (long_sum - y), sp.sqrt(long_sum + b), (long_sum + c) / (long_sum * y + 3)]
+    for e in exprs:
+        tex = sp.latex(e)
+        pieces = _pieces(tex)
+        joined = " ".join(pieces)
+        assert len(pieces) > 3
+        assert joined.count(r"\Bigl(") == joined.count(r"\Bigr)")  # opened and closed in order
+        depth = 0
+        for piece in pieces:
+            depth += piece.count(r"\Bigl(") - piece.count(r"\Bigr)")
+            assert depth >= 0
+        for name in ["alpha", "beta", "gamma", "y"] + [f"p_{{{i}}}" for i in range(1, 25)]:
+            assert joined.count(name) == tex.count(name), name
+        assert max(_visible(p) for p in pieces) <= 2 * _TERM
+    # a short expression is left alone
+    assert _pieces(sp.latex(a + b)) == [r"\alpha", r"+ \beta"]
+
+
+_LATEX = shutil.which("pdflatex")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_LATEX is None, reason="no pdflatex on this machine")
+@pytest.mark.parametrize("name", ["rattleback", "routh_sphere", "chaplygin_ball", "whipple_bicycle_pitch_rate"])
+def test_large_reports_compile_without_lines_wider_than_a_page(name, tmp_path):
+    """Oracle: pdflatex, and TeX's own measurement of every line (an overfull box wider than 300 pt is a row
+    that runs a column off the page)."""
+    (tmp_path / "r.tex").write_text(latex_document(analyze(System.load(name))))
+    run = subprocess.run([_LATEX, "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:]
+    widths = [float(w) for w in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", run.stdout)]
+    assert max(widths, default=0) < 300, sorted(widths)[-3:]

@@ -146,6 +146,9 @@ def _pieces(tex: str) -> list:
                             "inv": r"\left(" + inner + r"\right)^{-1}"}[kind]
                 continue
             inside = _pieces(inner)
+            if _visible(current) > _TERM // 2:  # a long factor before the group: a row of its own
+                out.append(current.strip())
+                current = ""
             out.append(f"{current} \\Bigl( {inside[0]}".strip())
             out.extend(inside[1:])
             out[-1] += {"(": r" \Bigr)", "sqrt": r" \Bigr)^{1/2}", "inv": r" \Bigr)^{-1}"}[kind]

@@ -379,10 +379,11 @@ class Report:
         s, p = self.system, self._shared()
         esc = tex_text
         out = [f"% anholo report: {s.name} (a fragment; needs amsmath)", rf"\section{{{esc(s.name)}}}"]
-        coords = ", ".join(p.latex(q) for q in s.chart.coordinates)
-        out.append(rf"Coordinates ${coords}$" + (
-            ", parameters $" + ", ".join(p.latex(x) for x in s.chart.parameters) + "$" if s.chart.parameters else "")
-            + ".")
+        def names(symbols) -> str:  # one formula per name, so that a long list breaks between names
+            return ", ".join(f"${p.latex(x)}$" for x in symbols)
+
+        out.append(f"Coordinates {names(s.chart.coordinates)}"
+                   + (f", parameters {names(s.chart.parameters)}" if s.chart.parameters else "") + ".")
         out += [r"\begin{align*}", f"L &= {self._wide(p).latex(self._lagrangian())}", r"\end{align*}"]
         out += self._where_latex(p)
         summary = self.summary_lines()
