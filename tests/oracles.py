@@ -459,3 +459,37 @@ def coordinate_vector_fields(L, q, u, constraints, values):
         return solve(np.concatenate([qv, uv]), False)[1]
 
     return nonholonomic, vakonomic, multipliers
+
+
+def multiplier_ode(L, q, u, constraints=(), forces=None):
+    """A ``solve_ivp`` right-hand side ``f(t, s)``, ``s = (q, u)``, of the coordinate multiplier equations
+    (the same equations as :func:`constrained_coordinate_solution`, compiled once with ``sympy.lambdify``):
+
+        [[W, −Aᵀ], [A, 0]] [q̈; λ] = [F + Q; −(∂φ/∂q)·u]
+
+    with ``W = ∂²L/∂u∂u``, ``F = ∂L/∂q − (∂²L/∂u∂q)·u``, ``A = ∂φ/∂u`` and the generalised forces Q
+    (default none).  L, the constraints and the forces must be numeric apart from q and u (substitute the
+    parameters first).  Used as the independent oracle of the integrator tests and benchmarks."""
+    q, u, constraints = list(q), list(u), list(constraints)
+    n, m = len(q), len(constraints)
+    _check_affine(constraints, u)
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
+    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n)) for A in range(n)])
+    if forces is not None:
+        F = F + sp.Matrix(list(forces))
+    if m:
+        Amat = sp.Matrix(m, n, lambda a, A: sp.diff(constraints[a], u[A]))
+        rhs_c = sp.Matrix([-sum(sp.diff(c, q[B]) * u[B] for B in range(n)) for c in constraints])
+        K = W.row_join(-Amat.T).col_join(Amat.row_join(sp.zeros(m, m)))
+        rhs = F.col_join(rhs_c)
+    else:
+        K, rhs = W, F
+    fK = sp.lambdify([q + u], K, "numpy")
+    fr = sp.lambdify([q + u], rhs, "numpy")
+
+    def f(t, s):
+        sol = np.linalg.solve(np.asarray(fK(list(s)), dtype=float),
+                              np.asarray(fr(list(s)), dtype=float).reshape(-1))
+        return np.concatenate([s[n:], sol[:n]])
+
+    return f
