@@ -152,7 +152,7 @@ def se2_factor(system, points: int = 4, tol: float = 1e-9, seed: int = 7):
 class LieGroupScheme:
     """The compiled discrete Lagrangian of the Cayley scheme on SE(2) × S for one system (module docstring):
     one function of ``(q0, q1, h, parameters)`` returning ``D_1L_d``, ``∂(D_1L_d)/∂q_1``, ``D_2L_d``, the
-    discrete constraint and its derivative along ``q_1``."""
+    discrete constraint, its derivative along ``q_1`` and ``∂(D_2L_d)/∂q_1``."""
 
     def __init__(self, system, factor):
         qs, us, ps = _symbols(system)
@@ -197,8 +197,9 @@ class LieGroupScheme:
         D2 = [engine_diff(Ld, q) for q in Q1]
         J1 = [engine_diff(e, q) for e in D1 for q in Q1]
         JC = [engine_diff(e, q) for e in Cd for q in Q1]
-        self._fn = _lambdify(Q0 + Q1 + [h] + Pm, D1 + J1 + D2 + Cd + JC)
-        self._size = n + n * n + n + self.k + self.k * n
+        J2 = [engine_diff(e, q) for e in D2 for q in Q1]
+        self._fn = _lambdify(Q0 + Q1 + [h] + Pm, D1 + J1 + D2 + Cd + JC + J2)
+        self._size = n + n * n + n + self.k + self.k * n + n * n
 
     def evaluate(self, args: np.ndarray, out: np.ndarray) -> tuple:
         n, k = self.n, self.k
@@ -208,8 +209,9 @@ class LieGroupScheme:
         J1 = out[i:i + n * n].reshape(n, n); i += n * n
         D2 = out[i:i + n]; i += n
         Cd = out[i:i + k]; i += k
-        JC = out[i:i + k * n].reshape(k, n)
-        return D1, J1, D2, Cd, JC
+        JC = out[i:i + k * n].reshape(k, n); i += k * n
+        J2 = out[i:i + n * n].reshape(n, n)
+        return D1, J1, D2, Cd, JC, J2
 
 
 def lie_group_scheme(system):
@@ -248,7 +250,7 @@ def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, ns
         JH = np.empty((n, n))
         RH = np.empty(n)
         for _ in range(_NEWTON_MAX):
-            D1, J1, D2, Cd, JC = scheme.evaluate(args, out)
+            D1, J1, D2, Cd, JC, J2 = scheme.evaluate(args, out)
             count[0] += 1
             RH[:m] = B.T @ (p0_ + D1)
             JH[:m] = B.T @ J1
@@ -261,13 +263,13 @@ def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, ns
                                        f"--step (now {h:g}).")
             args[n:2 * n] += dq
             if d2 <= tol2:
+                # p_{k+1} = D_2L_d at the updated q_{k+1} to first order in dq (error O(|dq|²), below round-off)
+                p1 = D2 + J2 @ dq
                 break
         else:
             raise IntegrationError(f"the discrete step at t = {t:g} did not converge in {_NEWTON_MAX} Newton "
                                    f"iterations; take a smaller --step (now {h:g}).")
-        D1, J1, D2, Cd, JC = scheme.evaluate(args, out)
-        count[0] += 1
-        return args[n:2 * n].copy(), D2.copy()
+        return args[n:2 * n].copy(), p1
 
     Qs = np.empty((nsteps + 1, n))
     Ps = np.empty_like(Qs)

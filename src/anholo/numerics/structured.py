@@ -109,8 +109,9 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
     start = _time.perf_counter()
     reporter = _Reporter(t0, t1, stream or sys.stderr, f"integrating ({method}, step {h:g})") if progress else None
     with np.errstate(all="ignore"):
-        group = lie_group_scheme(system) if method == "hamel" and not isinstance(system, DiscreteMechanics) \
-            else None
+        group = None
+        if method == "hamel":
+            group = mech.group if isinstance(system, DiscreteMechanics) else lie_group_scheme(system)
         try:
             if group is not None:  # the Cayley difference map on an SE(2) factor (Kobilarov et al. 2010)
                 grid_t, Qs, Ps, V, evals, stop = integrate_lie_hamel(mech, group, p, t0, h, nsteps, q0, qdot0,
