@@ -42,6 +42,7 @@ import argparse
 import json
 import math
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -55,24 +56,12 @@ from anholo.system import System
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-CONTACT = """
-name = "Contact oscillator"
-coordinates = ["x", "y", "z"]
-parameters = ["eps"]
-lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2 - (x^2 + y^2 + z^2 + eps*x^2*z^2)/2"
-constraints = ["x_dot + y*z_dot"]
-[values]
-eps = 0.1
-"""
-
-MODIN_VERDIER = CONTACT.replace('lagrangian = "', 'lagrangian = "sin(z)*z_dot + ').replace(
-    "Contact oscillator", "Non-reversible contact oscillator (Modin & Verdier 2020)")
+sys.path.insert(0, str(ROOT / "tests"))
+from oracles import CONTACT_OSCILLATOR as CONTACT, MODIN_VERDIER, contact_integral as _contact_integral  # noqa: E402
 
 
 def contact_integral(tr):
-    x, y, z = tr.q
-    xd, yd, zd = tr.qdot
-    return 0.5 * (xd ** 2 + zd ** 2 + x ** 2 + z ** 2 + 0.1 * x ** 2 * z ** 2)  # H − H_y
+    return _contact_integral(tr.q, tr.qdot, 0.1)  # H − H_y
 
 
 def energy(tr):

@@ -8,7 +8,6 @@ schemes differ (at order h²)."""
 import math
 
 import numpy as np
-import pytest
 import sympy as sp
 from scipy.integrate import solve_ivp
 
@@ -16,7 +15,7 @@ from anholo.numerics import simulate
 from anholo.numerics.lie_hamel import se2_factor
 from anholo.system import System
 
-from tests.oracles import multiplier_ode
+from oracles import multiplier_ode
 
 A, M, INERTIA = 0.5, 1.0, 1.0
 

@@ -24,32 +24,20 @@ from anholo.numerics import simulate
 from anholo.numerics.variational import discrete_mechanics
 from anholo.system import System
 
-from tests.oracles import multiplier_ode
+from oracles import CONTACT_OSCILLATOR, MODIN_VERDIER, contact_integral, multiplier_ode
 
 EPS = 0.1
-CONTACT = """
-name = "Contact oscillator"
-coordinates = ["x", "y", "z"]
-parameters = ["eps"]
-lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2 - (x^2 + y^2 + z^2 + eps*x^2*z^2)/2"
-constraints = ["x_dot + y*z_dot"]
-[values]
-eps = 0.1
-"""
-MODIN_VERDIER = CONTACT.replace('lagrangian = "', 'lagrangian = "sin(z)*z_dot + ').replace(
-    "Contact oscillator", "Non-reversible contact oscillator (Modin & Verdier 2020)")
 Q0, QD0 = [0.0, 1.0, 1.0], [-1.0, 0.5, 1.0]
 
 
 def integral(q, qd):
-    x, y, z = q
-    return 0.5 * (x**2 + (1 + EPS * x**2) * z**2 + (1 + y**2) * qd[2]**2)
+    return contact_integral(q, qd, EPS)
 
 
 @pytest.fixture(scope="module")
 def systems(tmp_path_factory):
     d = tmp_path_factory.mktemp("mv")
-    (d / "contact.toml").write_text(CONTACT)
+    (d / "contact.toml").write_text(CONTACT_OSCILLATOR)
     (d / "mv.toml").write_text(MODIN_VERDIER)
     return System.load(str(d / "contact.toml")), System.load(str(d / "mv.toml"))
 
