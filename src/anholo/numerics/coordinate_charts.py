@@ -63,7 +63,8 @@ class CoordinateChart:
 @dataclass(frozen=True)
 class ChartedMotion:
     """A motion integrated in an atlas: times, base-chart coordinates and velocities (rows), the total number
-    of right-hand-side evaluations, and the chart switches ``(t, from_index, to_index)``."""
+    of right-hand-side evaluations, the chart switches ``(t, from_index, to_index)``, and the wall time of the
+    integrations (the charts' compilation not included)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -71,6 +72,7 @@ class ChartedMotion:
     nfev: int
     switches: tuple
     message: str
+    wall_time: float = 0.0
 
 
 class _Chart:
@@ -165,7 +167,7 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
     q, qd = qb, qbd
     t = t0
     T, Q, QD = [], [], []
-    nfev, switches = 0, []
+    nfev, switches, wall = 0, [], 0.0
     while True:
         chart = compiled[current]
 
@@ -182,6 +184,7 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
         tr = simulate(chart.compiled, (t, t1), q, qd, t_eval=here, method="DOP853", rtol=rtol, atol=atol,
                       events=None if started_singular else event, parameters=parameters)
         nfev += int(tr.nfev)
+        wall += float(tr.wall_time)
         hit = (tr.t_events is not None and len(tr.t_events) and len(tr.t_events[0]))
         keep = tr.t <= (tr.t_events[0][0] if hit else t1) + 1e-12
         for tt, qq, qqd in zip(tr.t[keep], tr.q.T[keep], tr.qdot.T[keep]):
@@ -210,6 +213,7 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
             tr = simulate(chart.compiled, (t, t1), qq, qqd, t_eval=t_eval[t_eval > t + 1e-12], method="DOP853",
                           rtol=rtol, atol=atol, parameters=parameters)
             nfev += int(tr.nfev)
+            wall += float(tr.wall_time)
             for tt, a_, b_ in zip(tr.t, tr.q.T, tr.qdot.T):
                 a, b = chart.base_state(a_, b_)
                 T.append(tt)
@@ -221,4 +225,4 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
     keep = np.isin(np.round(np.asarray(T), 12), np.round(t_eval, 12))
     T, Q, QD = np.asarray(T)[keep], np.asarray(Q)[keep].T, np.asarray(QD)[keep].T
     message = f"{len(switches)} chart switch(es)" if switches else "no chart switch"
-    return ChartedMotion(T, Q, QD, nfev, tuple(switches), message)
+    return ChartedMotion(T, Q, QD, nfev, tuple(switches), message, wall)
