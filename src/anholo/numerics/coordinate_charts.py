@@ -12,9 +12,9 @@ it exceeds :data:`CHART_SWITCH` the state is carried to the chart where ``cond W
 
     q_j = ψ_j^{-1}(ψ_i(q_i)),   q̇_j = Dψ_j^{-1} · Dψ_i · q̇_i,
 
-and the motion continues there (Lagrange's equations hold in every chart: the motion is the same,
-Marsden & Ratiu (1999), §7.2).  The output is given in the base chart's coordinates (``ψ_i`` applied at the
-output times; near its own singular set their velocities are large, as they are in the motion).
+and the motion continues there (the Euler–Lagrange equations are covariant under changes of
+coordinates, so the motion is the same).  The output is given in the base chart's coordinates (``ψ_i``
+applied at the output times; near its own singular set their velocities are large, as they are in the motion).
 
 The transition maps are sympy expressions (``acos``, ``atan2``, …) differentiated once; angles are
 returned by the map's own branch (the base azimuth may jump by 2π at the branch cut of ``atan2``).
