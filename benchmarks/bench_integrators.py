@@ -79,7 +79,7 @@ def run_case(name, system, q0, qd0, h, steps, integral, points, label):
     import dataclasses
 
     mech = discrete_mechanics(system)
-    group = lie_group_scheme(system)
+    group = lie_group_scheme(system, mech)
     compiled = compile_system(from_system(system))
     out = {"system": name, "h": h, "steps": steps, "T": T, "integral": label, "methods": {},
            "hamel_scheme": "Cayley map on SE(2)" if group is not None else

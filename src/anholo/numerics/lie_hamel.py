@@ -66,82 +66,76 @@ def _symbols(system):
     return qs, us, ps
 
 
-def se2_factor(system, points: int = 4, tol: float = 1e-9, seed: int = 7):
+def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int = 7):
     """Indices ``(i_x, i_y, i_θ)`` of coordinates on which SE(2) acts by ``(x, y, θ) ↦ (R(α)(x, y) + b,
     θ + α)`` leaving the Lagrangian and the constraint distribution invariant, or None.
 
-    Decided numerically at ``points`` random states (a :class:`~anholo.algebra.decision.Decision` of
-    ``points`` points at tolerance ``tol``): ``∂L/∂x = ∂L/∂y = 0``, the complete lift of the rotation
-    ``−y∂_x + x∂_y + ∂_θ − ẏ∂_ẋ + ẋ∂_ẏ`` annihilates L, the constraint forms do not depend on x, y and the
-    body-frame constraint matrix ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with
-    forces, holonomic or affine constraints, explicit time dependence or no constraints are not taken."""
-    qs, us, ps = _symbols(system)
+    Decided numerically at ``points`` random states (``points`` points at relative tolerance ``tol``, as a
+    :class:`~anholo.algebra.decision.Decision` would record it) with the compiled derivatives of
+    ``mech`` (:func:`~anholo.numerics.variational.discrete_mechanics`, built if not given):
+    ``∂L/∂x = ∂L/∂y = 0``, the complete lift of the rotation ``−y∂_x + x∂_y + ∂_θ − ẏ∂_ẋ + ẋ∂_ẏ``
+    annihilates L, the constraint forms do not depend on x, y, and the body-frame constraint matrix
+    ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with forces, holonomic or affine
+    constraints, explicit time dependence or no constraints are not taken."""
+    from .variational import discrete_mechanics
+
+    qs = system.chart.coordinates
     n = len(qs)
     if n < 3 or tuple(system.holonomic) or not tuple(system.constraints):
         return None
     if getattr(system, "forces", None) is not None and any(sp.sympify(f) != 0 for f in system.forces.total):
         return None
     tsym = system.time if getattr(system, "time", None) is not None else None
-    L = sp.sympify(system.lagrangian.natural_expr())
-    cons = [sp.sympify(c) for c in system.constraints]
-    if tsym is not None and (L.has(tsym) or any(c.has(tsym) for c in cons)):
+    if tsym is not None and (sp.sympify(system.lagrangian.natural_expr()).has(tsym)
+                             or any(sp.sympify(c).has(tsym) for c in system.constraints)):
         return None
-    kap = [[sp.diff(c, u) for u in us] for c in cons]
-    zero = {u: 0 for u in us}
-    if any(sp.sympify(c).subs(zero) != 0 for c in cons) or any(sp.diff(e, u) != 0 for row in kap for e in row
-                                                              for u in us):
-        return None  # affine or nonlinear constraints
-    values = {sp.Symbol(str(k)) if not isinstance(k, sp.Symbol) else k: float(v)
-              for k, v in (system.values or {}).items()}
-    pvals = [values.get(sp.Symbol(p.name), values.get(p, None)) for p in ps]
-    if any(v is None for v in pvals):
+    mech = mech if mech is not None else discrete_mechanics(system)
+    k = mech.k
+    try:
+        p = np.asarray(mech.parameter_vector(), dtype=float)
+    except Exception:  # parameters without values: no numbers to decide with
         return None
-    dLq = [sp.diff(L, q) for q in qs]
-    dLu = [sp.diff(L, u) for u in us]
-    f_L = sp.lambdify((*qs, *us, *ps), dLq + dLu, "numpy")
-    f_k = sp.lambdify((*qs, *ps), [e for row in kap for e in row], "numpy")
-    f_kq = sp.lambdify((*qs, *ps), [sp.diff(e, q) for row in kap for e in row for q in qs], "numpy")
+    from .variational import _Buffers
+
+    buf = _Buffers(n, p)
     rng = np.random.default_rng(seed)
     samples = []
     for _ in range(points * 5):
         q, u = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
         with np.errstate(all="ignore"):
-            try:
-                gl = np.asarray(f_L(*q, *u, *pvals), dtype=float)
-                kq = np.asarray(f_kq(*q, *pvals), dtype=float).reshape(len(cons), n, n)
-            except (ZeroDivisionError, ValueError, TypeError):
-                continue
-        if np.all(np.isfinite(gl)) and np.all(np.isfinite(kq)):
-            samples.append((q, u, gl[:n], gl[n:], kq))
+            Pv, G, _W, _Pq, _Gq, _Gu, C, Cq, kap = (np.array(a, copy=True) for a in mech.terms(buf.at(q, u, 0.0)))
+            C0 = mech.terms(buf.at(q, np.zeros(n), 0.0))[6].copy()
+        if all(np.all(np.isfinite(a)) for a in (Pv, G, C, Cq, kap)):
+            samples.append((q, u, G, Pv, Cq, C0))
         if len(samples) == points:
             break
     if len(samples) < points:
         return None
+    if max(np.abs(c0).max() for *_, c0 in samples) > tol:
+        return None  # affine constraints
     for ix, iy, it in itertools.permutations(range(n), 3):
         ok = True
-        for q, u, Lq, Lu, kq in samples:
+        for q, u, Lq, Lu, Cq, _ in samples:
             scale = 1.0 + np.abs(Lq).max() + np.abs(Lu).max()
             rot = Lq[it] - u[iy] * Lu[ix] + u[ix] * Lu[iy] - q[iy] * Lq[ix] + q[ix] * Lq[iy]
             if abs(Lq[ix]) > tol * scale or abs(Lq[iy]) > tol * scale or abs(rot) > tol * scale:
                 ok = False
                 break
-            if np.abs(kq[:, :, [ix, iy]]).max() > tol * (1.0 + np.abs(kq).max()):
+            if np.abs(Cq[:, [ix, iy]]).max() > tol * (1.0 + np.abs(Cq).max()):  # ∂(κ u)/∂x, ∂(κ u)/∂y
                 ok = False
                 break
-            # the body-frame constraint matrix at two headings: the same row space
             rows = []
-            for th in (q[it], q[it] + 0.7):
+            for th in (q[it], q[it] + 0.7):  # the body-frame constraint matrix at two headings
                 qq = q.copy()
                 qq[it] = th
-                K = np.asarray(f_k(*qq, *pvals), dtype=float).reshape(len(cons), n)
+                K = mech.point(buf.at_q(qq, 0.0))[0]
                 T = np.eye(n)
-                c, s = np.cos(th), np.sin(th)
-                T[np.ix_([ix, iy], [ix, iy])] = [[c, -s], [s, c]]
+                c, s_ = np.cos(th), np.sin(th)
+                T[np.ix_([ix, iy], [ix, iy])] = [[c, -s_], [s_, c]]
                 rows.append(K @ T)
-            stacked = np.vstack(rows)
-            sv = np.linalg.svd(stacked, compute_uv=False)
-            if sv[0] == 0 or (len(sv) > len(cons) and sv[len(cons)] > tol * sv[0]) \
-                    or np.linalg.matrix_rank(rows[0], tol=tol * sv[0]) != len(cons):
+            sv = np.linalg.svd(np.vstack(rows), compute_uv=False)
+            if sv[0] == 0 or (len(sv) > k and sv[k] > tol * sv[0]) \
+                    or np.linalg.matrix_rank(rows[0], tol=tol * sv[0]) != k:
                 ok = False
                 break
         if ok:
@@ -214,10 +208,11 @@ class LieGroupScheme:
         return D1, J1, D2, Cd, JC, J2
 
 
-def lie_group_scheme(system):
+def lie_group_scheme(system, mech=None):
     """The :class:`LieGroupScheme` of a :class:`~anholo.system.System` with an SE(2) factor
-    (:func:`se2_factor`), or None."""
-    factor = se2_factor(system)
+    (:func:`se2_factor`; ``mech`` its :class:`~anholo.numerics.variational.DiscreteMechanics` if at hand),
+    or None."""
+    factor = se2_factor(system, mech)
     return None if factor is None else LieGroupScheme(system, factor)
 
 

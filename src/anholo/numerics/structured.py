@@ -111,7 +111,7 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
     with np.errstate(all="ignore"):
         group = None
         if method == "hamel":
-            group = mech.group if isinstance(system, DiscreteMechanics) else lie_group_scheme(system)
+            group = mech.group if isinstance(system, DiscreteMechanics) else lie_group_scheme(system, mech)
         try:
             if group is not None:  # the Cayley difference map on an SE(2) factor (Kobilarov et al. 2010)
                 grid_t, Qs, Ps, V, evals, stop = integrate_lie_hamel(mech, group, p, t0, h, nsteps, q0, qdot0,
