@@ -96,3 +96,25 @@ def _side_velocity(theta, phi, thetad, phid, h=1e-7):
         return np.array([math.acos(r[0]), math.atan2(r[2], r[1])])
 
     return (ab(h) - ab(-h)) / (2 * h)
+
+
+def test_cli_chart_option_carries_the_motion_through_the_pole(capsys, tmp_path):
+    from cli_helpers import read_csv, run
+
+    side = tmp_path / "side.toml"
+    side.write_text(SIDE)
+    path = tmp_path / "p.csv"
+    argv = ["simulate", "spherical_pendulum", "--q0=0.5,0", "--qdot0=-1,1e-6", "--t-end", 3, "--points", 31,
+            "--chart", side, "--to-base", "; ".join(TO_BASE), "--from-base", "; ".join(FROM_BASE)]
+    code, out, err = run(capsys, *argv, "--csv", path)
+    assert code == 0, err
+    assert "changed coordinate chart at t = " in err and "1 chart switch" in out
+    header, data = read_csv(path)
+    assert header == ["t", "theta", "phi", "theta_dot", "phi_dot"]
+    ref = cartesian(data[:, 0], 0.5, 0.0, -1.0, 1e-6)
+    assert np.abs(position(data[:, 1], data[:, 2]) - ref).max() < 1e-7
+    code, out, err = run(capsys, *argv[:-2])  # --from-base missing
+    assert code == 2 and "--from-base" in err
+    code, out, err = run(capsys, "simulate", "chaplygin_sleigh", "--q0=0,0,0", "--qdot0=1,0,0", "--t-end", 1,
+                         "--chart", side, "--to-base", "a", "--from-base", "b")
+    assert code == 2 and "constraints" in err

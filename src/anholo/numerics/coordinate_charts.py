@@ -73,6 +73,20 @@ class ChartedMotion:
     switches: tuple
     message: str
     wall_time: float = 0.0
+    system: object = None  # the base chart's CompiledSystem (energy and the output's columns)
+
+    def trajectory(self):
+        """The motion as a :class:`~anholo.numerics.integrate.Trajectory` of the base chart (its monitors,
+        ``to_csv`` and figures), with one note per chart switch."""
+        from .integrate import Trajectory
+
+        notes = tuple(f"changed coordinate chart at t = {t:.10g}: chart {a} -> chart {b} (mass condition above "
+                      f"{CHART_SWITCH:g})" for t, a, b in self.switches)
+        params = dict(zip(self.system.parameters, self.system.parameter_vector())) if self.system is not None else {}
+        return Trajectory(t=self.t, states=np.vstack([self.q, self.qdot]), q=self.q, qdot=self.qdot,
+                          multipliers=np.zeros((0, len(self.t))), system=self.system, parameters=params,
+                          nfev=self.nfev, method="DOP853", wall_time=self.wall_time, message=self.message,
+                          notes=notes)
 
 
 class _Chart:
@@ -225,4 +239,4 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
     keep = np.isin(np.round(np.asarray(T), 12), np.round(t_eval, 12))
     T, Q, QD = np.asarray(T)[keep], np.asarray(Q)[keep].T, np.asarray(QD)[keep].T
     message = f"{len(switches)} chart switch(es)" if switches else "no chart switch"
-    return ChartedMotion(T, Q, QD, nfev, tuple(switches), message, wall)
+    return ChartedMotion(T, Q, QD, nfev, tuple(switches), message, wall, compiled[0].compiled)
