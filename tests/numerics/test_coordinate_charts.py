@@ -118,3 +118,22 @@ def test_cli_chart_option_carries_the_motion_through_the_pole(capsys, tmp_path):
     code, out, err = run(capsys, "simulate", "chaplygin_sleigh", "--q0=0,0,0", "--qdot0=1,0,0", "--t-end", 1,
                          "--chart", side, "--to-base", "a", "--from-base", "b")
     assert code == 2 and "constraints" in err
+
+
+def test_ctrl_c_keeps_the_motion_in_the_atlas(atlas, monkeypatch):
+    from cli_helpers import interrupt_after
+
+    _, _, charts = atlas
+    times = np.linspace(0, 3.0, 31)
+    full = simulate_in_charts(charts, (0, 3.0), [0.5, 0.0], [-1.0, 1e-6], t_eval=times)
+    interrupt_after(monkeypatch, 400)  # after the switch (about 200 evaluations before it)
+    part = simulate_in_charts(charts, (0, 3.0), [0.5, 0.0], [-1.0, 1e-6], t_eval=times)
+    monkeypatch.undo()
+    assert part.message.startswith("interrupted at t = ") and part.switches
+    t_int = float(part.message.split("= ")[1].split(" ")[0])
+    assert abs(part.t[-1] - t_int) < 1e-9 and 0 < t_int < 3.0
+    k = len(part.t) - 1
+    assert np.array_equal(part.t[:k], full.t[:k]) and np.allclose(part.q[:, :k], full.q[:, :k], atol=1e-12)
+    ref = cartesian(part.t, 0.5, 0.0, -1.0, 1e-6)
+    assert np.abs(position(*part.q) - ref).max() < 1e-7
+    assert part.trajectory().interrupted

@@ -122,6 +122,8 @@ def _simulate_in_charts(args, out, system, numeric, field, q0, qdot0, say) -> in
     traj = motion.trajectory()
     for note in traj.notes:
         say(note)
+    if traj.interrupted:
+        say(f"{traj.message}; keeping the motion computed so far ({len(traj.t)} points)")
     say(f"integrated t in [0, {traj.t[-1]:g}] with DOP853 in {len(charts)} charts: {traj.nfev} evaluations, "
         f"{traj.wall_time:.2f} s")
     if args.csv:
@@ -140,7 +142,7 @@ def _simulate_in_charts(args, out, system, numeric, field, q0, qdot0, say) -> in
     for name, q, u in zip(names, traj.q[:, -1], traj.qdot[:, -1]):
         print(f"    {name.ljust(width)} {q:<22.12g} {(name + '_dot').ljust(width)} {u:.12g}", file=out)
     print(f"  max relative energy drift: {traj.energy_drift().max():.3g}", file=out)
-    return 0
+    return 130 if traj.interrupted else 0
 
 
 def _cmd_simulate(args, out) -> int:

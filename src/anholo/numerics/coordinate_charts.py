@@ -148,6 +148,8 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
                        points: int | None = None, parameters: Mapping | None = None, rtol: float = 1e-9,
                        atol: float = 1e-12, switch: float = CHART_SWITCH, max_switches: int = 1000) -> ChartedMotion:
     """Integrate a holonomic (or unconstrained) system in an atlas of coordinate charts (module docstring).
+    Ctrl-C ends the run and keeps the motion up to the last accepted step (``message`` ``"interrupted at
+    t = …"``).
 
     ``charts[0]`` is the base chart (its ``to_base``/``from_base`` None); ``q0, qdot0`` and the output are in
     its coordinates.  Each chart is integrated with DOP853 (``rtol``, ``atol``) until ``cond W`` exceeds
@@ -181,7 +183,7 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
     q, qd = qb, qbd
     t = t0
     T, Q, QD = [], [], []
-    nfev, switches, wall = 0, [], 0.0
+    nfev, switches, wall, interrupted = 0, [], 0.0, None
     while True:
         chart = compiled[current]
 
@@ -208,6 +210,9 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
             T.append(tt)
             Q.append(a)
             QD.append(b)
+        if tr.interrupted:  # Ctrl-C: keep the motion up to the last accepted step
+            interrupted = float(tr.t[-1])
+            break
         if not hit:
             break
         t = float(tr.t_events[0][0])
@@ -233,10 +238,15 @@ def simulate_in_charts(charts: Sequence[CoordinateChart], t_span, q0, qdot0, *, 
                 T.append(tt)
                 Q.append(a)
                 QD.append(b)
+            interrupted = float(tr.t[-1]) if tr.interrupted else None
             break
         switches.append((t, current, best))
         current = best
     keep = np.isin(np.round(np.asarray(T), 12), np.round(t_eval, 12))
+    if interrupted is not None:
+        keep[-1] = True  # the last accepted step
     T, Q, QD = np.asarray(T)[keep], np.asarray(Q)[keep].T, np.asarray(QD)[keep].T
     message = f"{len(switches)} chart switch(es)" if switches else "no chart switch"
+    if interrupted is not None:
+        message = f"interrupted at t = {interrupted:.10g} ({message})"
     return ChartedMotion(T, Q, QD, nfev, tuple(switches), message, wall, compiled[0].compiled)
