@@ -562,3 +562,19 @@ def polar_reference(t, q0, qdot0, m=1.0, k=1.0):
 
     sol = solve_ivp(f, (0, float(t[-1])), [*q0, *qdot0], t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
     return sol.y
+
+
+def rolling_disk_ode(m=1.0, r=0.5, g=9.81):
+    """The thin rolling disk (coordinates x, y, yaw, lean, spin; the sympy.physics.mechanics rolling disc with
+    Z-X-Y rotations) by :func:`multiplier_ode`: L written here from the centre's velocity and the rotational
+    energy (moments m r²/4, m r²/2), the no-slip constraints ``ẋ = r cos(yaw) spin_dot``,
+    ``ẏ = r sin(yaw) spin_dot``; the right-hand side of ``(q, q̇)``."""
+    x, y, yaw, lean, spin = sp.symbols("x y yaw lean spin")
+    xd, yd, yawd, leand, spind = sp.symbols("xd yd yawd leand spind")
+    vc = (xd + r * (leand * sp.sin(yaw) * sp.cos(lean) + yawd * sp.cos(yaw) * sp.sin(lean)),
+          yd - r * (leand * sp.cos(yaw) * sp.cos(lean) - yawd * sp.sin(yaw) * sp.sin(lean)),
+          -r * leand * sp.sin(lean))
+    L = m * sum(c**2 for c in vc) / 2 + m * r**2 * (leand**2 + 2 * (spind + yawd * sp.sin(lean))**2
+                                                 + yawd**2 * sp.cos(lean)**2) / 8 - m * g * r * sp.cos(lean)
+    return multiplier_ode(L, [x, y, yaw, lean, spin], [xd, yd, yawd, leand, spind],
+                          [xd - r * sp.cos(yaw) * spind, yd - r * sp.sin(yaw) * spind])

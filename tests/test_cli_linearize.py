@@ -94,19 +94,10 @@ def _disk_oracle(m=1.0, r=0.5, g=9.81):
     from the coordinate multiplier equations (``oracles.multiplier_ode``), at yaw = 0 (x, y, yaw and spin
     do not enter): ``ż = g(z)``."""
     import numpy as np
-    import sympy as sp
 
-    from oracles import multiplier_ode
+    from oracles import rolling_disk_ode
 
-    x, y, yaw, lean, spin = sp.symbols("x y yaw lean spin")
-    xd, yd, yawd, leand, spind = sp.symbols("xd yd yawd leand spind")
-    vc = (xd + r * (leand * sp.sin(yaw) * sp.cos(lean) + yawd * sp.cos(yaw) * sp.sin(lean)),
-          yd - r * (leand * sp.cos(yaw) * sp.cos(lean) - yawd * sp.sin(yaw) * sp.sin(lean)),
-          -r * leand * sp.sin(lean))
-    L = m * sum(c**2 for c in vc) / 2 + m * r**2 * (leand**2 + 2 * (spind + yawd * sp.sin(lean))**2
-                                                 + yawd**2 * sp.cos(lean)**2) / 8 - m * g * r * sp.cos(lean)
-    f = multiplier_ode(L, [x, y, yaw, lean, spin], [xd, yd, yawd, leand, spind],
-                       [xd - r * sp.cos(yaw) * spind, yd - r * sp.sin(yaw) * spind])
+    f = rolling_disk_ode(m, r, g)
 
     def rates(z):
         le, led, yd_, sd = z

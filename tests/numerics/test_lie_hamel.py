@@ -15,7 +15,7 @@ from anholo.numerics import simulate
 from anholo.numerics.lie_hamel import se2_factor
 from anholo.system import System
 
-from oracles import multiplier_ode
+from oracles import multiplier_ode, rolling_disk_ode
 
 A, M, INERTIA = 0.5, 1.0, 1.0
 
@@ -91,16 +91,8 @@ def test_a_different_scheme_from_the_midpoint_rule_by_order_h2():
 
 def test_rolling_disk_order_two_with_shape_coordinates():
     disk = System.load("rolling_disk")
-    m, r, g = 1.0, 0.5, 9.81
-    x, y, yaw, lean, spin = sp.symbols("x y yaw lean spin")
-    xd, yd, yawd, leand, spind = sp.symbols("xd yd yawd leand spind")
-    vc = (xd + r * (leand * sp.sin(yaw) * sp.cos(lean) + yawd * sp.cos(yaw) * sp.sin(lean)),
-          yd - r * (leand * sp.cos(yaw) * sp.cos(lean) - yawd * sp.sin(yaw) * sp.sin(lean)),
-          -r * leand * sp.sin(lean))
-    L = m * sum(c**2 for c in vc) / 2 + m * r**2 * (leand**2 + 2 * (spind + yawd * sp.sin(lean))**2
-                                                 + yawd**2 * sp.cos(lean)**2) / 8 - m * g * r * sp.cos(lean)
-    cons = [xd - r * sp.cos(yaw) * spind, yd - r * sp.sin(yaw) * spind]
-    f = multiplier_ode(L, [x, y, yaw, lean, spin], [xd, yd, yawd, leand, spind], cons)
+    r = 0.5
+    f = rolling_disk_ode(1.0, r, 9.81)
     q0 = [0.0, 0.0, 0.4, 0.2, 0.0]
     spin_d, yaw_d = 4.0, 1.5
     qd0 = [r * math.cos(0.4) * spin_d, r * math.sin(0.4) * spin_d, yaw_d, 0.3, spin_d]
