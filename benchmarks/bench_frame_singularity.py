@@ -15,7 +15,12 @@ atol 1e-12):
   same motion (coordinates 0.35, 0.45, …; free velocities 0.9…0.3, over [0, T]) three ways:
   ``plain`` (no atlas: the step loop alone), ``monitored`` (with the atlas: the monitors after every
   step, no change of chart on these regular motions — checked) and ``forced`` (the change of chart
-  forced at the first step: Maggi's equations with the pivoted dependent velocities for the rest).
+  forced at the first step: Maggi's equations with the pivoted dependent velocities for the rest);
+* a holonomic motion through the pole of its chart: the spherical pendulum in (θ, φ) from θ = 0.5,
+  θ̇ = −1 and small φ̇ (it passes within about φ̇·sin²(0.5)/… of the pole θ = 0), integrated in an atlas of
+  two charts (:mod:`anholo.numerics.coordinate_charts`; the second chart has its pole on the x-axis)
+  against the same motion in the second chart alone (regular along it) and in (θ, φ) alone; the
+  positions are compared with the Cartesian pendulum (``tests/numerics/test_coordinate_charts.py``).
 
 Run from the repository root::
 
@@ -120,6 +125,48 @@ def catalogue_rows(t_end: float, repeats: int) -> list:
     return rows
 
 
+def pendulum_rows(t_end: float, repeats: int) -> list:
+    """The spherical pendulum through its pole: atlas, regular chart, one chart (evaluations, wall time)."""
+    import math
+
+    sys.path.insert(0, str(ROOT / "tests" / "numerics"))
+    sys.path.insert(0, str(ROOT / "tests"))
+    import tempfile
+
+    from test_coordinate_charts import FROM_BASE, SIDE, TO_BASE, _side_velocity, cartesian, position
+
+    from anholo.errors import IntegrationError
+    from anholo.numerics.coordinate_charts import CoordinateChart, simulate_in_charts
+
+    path = Path(tempfile.mkdtemp()) / "side.toml"
+    path.write_text(SIDE)
+    base, side = System.load("spherical_pendulum"), System.load(str(path))
+    charts = [CoordinateChart(base), CoordinateChart(side, TO_BASE, FROM_BASE)]
+    times = np.linspace(0.0, t_end, 201)
+    r0 = position(0.5, 0.0)
+    a0, b0 = math.acos(r0[0]), math.atan2(r0[2], r0[1])
+    rows = []
+    for phid in (1e-6, 1e-3, 0.3):
+        runs = [simulate_in_charts(charts, (0, t_end), [0.5, 0.0], [-1.0, phid], t_eval=times)
+                for _ in range(repeats)]
+        regs = [simulate_in_charts([CoordinateChart(side)], (0, t_end), [a0, b0], _side_velocity(0.5, 0.0, -1.0, phid),
+                                   t_eval=times) for _ in range(repeats)]
+        atlas, reg = runs[-1], regs[-1]
+        ref = cartesian(times, 0.5, 0.0, -1.0, phid)
+        try:
+            one = simulate(base, t_end, [0.5, 0.0], [-1.0, phid], t_eval=times, rtol=1e-9, atol=1e-12)
+            one_text = f"{one.nfev} evaluations"
+        except IntegrationError as exc:
+            one_text = "stopped: " + str(exc).split(":")[1].strip()[:60]
+        rows.append({"phi_dot0": phid, "switches": len(atlas.switches), "atlas_nfev": atlas.nfev,
+                     "regular_nfev": reg.nfev, "nfev_ratio": atlas.nfev / reg.nfev,
+                     "atlas_s": statistics.median(r.wall_time for r in runs),
+                     "regular_s": statistics.median(r.wall_time for r in regs),
+                     "position_error": float(np.abs(position(*atlas.q) - ref).max()), "one_chart": one_text})
+        rows[-1]["wall_ratio"] = rows[-1]["atlas_s"] / rows[-1]["regular_s"]
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--quick", action="store_true")
@@ -133,6 +180,14 @@ def main(argv=None) -> int:
           f"regular chart {ves['regular_chart_s'] * 1e3:.1f} ms, ratio {ves['ratio']:.2f} "
           f"(second chart built once in {ves['chart_build_s'] * 1e3:.0f} ms); final-state gap "
           f"{ves['final_state_gap']:.2g}")
+    pend = pendulum_rows(t_end, repeats)
+    print(f"\nspherical pendulum through its pole, T = {t_end:g} (DOP853 rtol 1e-9):")
+    print(f"{'phi_dot0':>9s} {'switches':>8s} {'atlas ev':>9s} {'regular':>8s} {'ratio':>6s} {'atlas ms':>9s} "
+          f"{'reg. ms':>8s} {'pos. err':>9s}  one chart (theta, phi)")
+    for r in pend:
+        print(f"{r['phi_dot0']:9.0e} {r['switches']:8d} {r['atlas_nfev']:9d} {r['regular_nfev']:8d} "
+              f"{r['nfev_ratio']:6.2f} {r['atlas_s'] * 1e3:9.1f} {r['regular_s'] * 1e3:8.1f} "
+              f"{r['position_error']:9.1e}  {r['one_chart']}")
     rows = catalogue_rows(t_end, repeats)
     print(f"\n{'system':32s} {'plain ms':>9s} {'monitored':>9s} {'forced':>9s} {'mon/pl':>7s} {'frc/pl':>7s}  "
           "forced chart")
@@ -151,6 +206,7 @@ def main(argv=None) -> int:
     print("\n" + ", ".join(f"{k} {v:.2f}" for k, v in summary.items()))
     out = HERE / "results" / "frame_singularity.json"
     out.write_text(json.dumps({"T": t_end, "repeats": repeats, "veselova": ves, "catalogue": rows,
+                               "spherical_pendulum": pend,
                                "summary": summary}, indent=2))
     print(f"wrote {out.relative_to(ROOT)}")
     return 0

@@ -122,18 +122,8 @@ def constrained_coordinate_solution(L, q, u, constraints, point):
     -------
     (q̈, λ) : numpy float arrays of lengths n and m.
     """
-    q, u, constraints = list(q), list(u), list(constraints)
-    n, m = len(q), len(constraints)
-    _check_affine(constraints, u)
-    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
-    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n)) for A in range(n)])
-    if m:
-        Amat = sp.Matrix(m, n, lambda a, A: sp.diff(constraints[a], u[A]))
-        rhs_c = sp.Matrix([-sum(sp.diff(c, q[B]) * u[B] for B in range(n)) for c in constraints])
-        K = W.row_join(-Amat.T).col_join(Amat.row_join(sp.zeros(m, m)))
-        rhs = F.col_join(rhs_c)
-    else:
-        K, rhs = W, F
+    n = len(q)
+    K, rhs = _multiplier_system(L, q, u, constraints)
     Kn = _numeric(K, point, "constrained_coordinate_solution")
     rn = _numeric(rhs, point, "constrained_coordinate_solution").reshape(-1)
     sol = np.linalg.solve(Kn, rn)
@@ -459,3 +449,132 @@ def coordinate_vector_fields(L, q, u, constraints, values):
         return solve(np.concatenate([qv, uv]), False)[1]
 
     return nonholonomic, vakonomic, multipliers
+
+
+def _multiplier_system(L, q, u, constraints, forces=None):
+    """``(K, rhs)`` of ``K [q̈; λ] = rhs``: ``[[W, −Aᵀ], [A, 0]]`` and ``[F + Q; −(∂φ/∂q)·u]``
+    (:func:`constrained_coordinate_solution`)."""
+    q, u, constraints = list(q), list(u), list(constraints)
+    n, m = len(q), len(constraints)
+    _check_affine(constraints, u)
+    W = sp.Matrix(n, n, lambda A, B: sp.diff(L, u[A], u[B]))
+    F = sp.Matrix([sp.diff(L, q[A]) - sum(sp.diff(L, u[A], q[B]) * u[B] for B in range(n)) for A in range(n)])
+    if forces is not None:
+        F = F + sp.Matrix(list(forces))
+    if not m:
+        return W, F
+    Amat = sp.Matrix(m, n, lambda a, A: sp.diff(constraints[a], u[A]))
+    rhs_c = sp.Matrix([-sum(sp.diff(c, q[B]) * u[B] for B in range(n)) for c in constraints])
+    return W.row_join(-Amat.T).col_join(Amat.row_join(sp.zeros(m, m))), F.col_join(rhs_c)
+
+
+def multiplier_ode(L, q, u, constraints=(), forces=None):
+    """A ``solve_ivp`` right-hand side ``f(t, s)``, ``s = (q, u)``, of the coordinate multiplier equations
+    (the same equations as :func:`constrained_coordinate_solution`, compiled once with ``sympy.lambdify``):
+
+        [[W, −Aᵀ], [A, 0]] [q̈; λ] = [F + Q; −(∂φ/∂q)·u]
+
+    with ``W = ∂²L/∂u∂u``, ``F = ∂L/∂q − (∂²L/∂u∂q)·u``, ``A = ∂φ/∂u`` and the generalised forces Q
+    (default none).  L, the constraints and the forces must be numeric apart from q and u (substitute the
+    parameters first).  Used as the independent oracle of the integrator tests and benchmarks."""
+    q, u = list(q), list(u)
+    n = len(q)
+    K, rhs = _multiplier_system(L, q, u, constraints, forces)
+    fK = sp.lambdify([q + u], K, "numpy")
+    fr = sp.lambdify([q + u], rhs, "numpy")
+
+    def f(t, s):
+        sol = np.linalg.solve(np.asarray(fK(list(s)), dtype=float),
+                              np.asarray(fr(list(s)), dtype=float).reshape(-1))
+        return np.concatenate([s[n:], sol[:n]])
+
+    return f
+
+
+# --- the integrator tests' systems and their independent solutions ---------------------------------------
+#: The contact oscillator of McLachlan & Perlmutter (2006): constraint dx + y dz = 0,
+#: H = ½(|q̇|² + |q|² + ε x² z²).
+CONTACT_OSCILLATOR = """
+name = "Contact oscillator"
+coordinates = ["x", "y", "z"]
+parameters = ["eps"]
+lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2 - (x^2 + y^2 + z^2 + eps*x^2*z^2)/2"
+constraints = ["x_dot + y*z_dot"]
+[values]
+eps = 0.1
+"""
+
+#: The non-reversible test problem of Modin & Verdier (2020): the contact oscillator in the momenta
+#: P = p − ∇S(q), S = cos z, i.e. L = ½|q̇|² + sin(z) ż − V (tests/numerics/test_modin_verdier.py).
+MODIN_VERDIER = CONTACT_OSCILLATOR.replace('lagrangian = "', 'lagrangian = "sin(z)*z_dot + ').replace(
+    "Contact oscillator", "Non-reversible contact oscillator (Modin & Verdier 2020)")
+
+
+def contact_reference(q0, qd0, times, eps=0.1):
+    """The contact oscillator by the coordinate multiplier method: λ(1, 0, y) on the right-hand side,
+    λ from the differentiated constraint ẍ + ẏ ż + y z̈ = 0; ``(q, q̇)`` at ``times`` (DOP853, rtol 1e-13)."""
+    def rhs(t, s):
+        x, y, z, xd, yd, zd = s
+        Vx, Vz = x + eps * x * z * z, z + eps * x * x * z
+        lam = (Vx + y * Vz - yd * zd) / (1 + y * y)
+        return [xd, yd, zd, -Vx + lam, -y, -Vz + lam * y]
+
+    from scipy.integrate import solve_ivp
+
+    sol = solve_ivp(rhs, (times[0], times[-1]), [*q0, *qd0], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=times)
+    return sol.y[:3], sol.y[3:]
+
+
+def contact_integral(q, qd, eps=0.1):
+    """``H − H_y = ½(ẋ² + ż² + x² + z² + ε x² z²)`` of the contact oscillator (conserved; McLachlan &
+    Perlmutter 2006), at the columns of ``q, q̇``."""
+    x, y, z = q
+    xd, yd, zd = qd
+    return 0.5 * (xd ** 2 + zd ** 2 + x ** 2 + z ** 2 + eps * x ** 2 * z ** 2)
+
+
+def sleigh_reference(times, q0, u0, w0, m=1.0, I=1.0, a=0.5, c=0.0, k=0.0, tau=None):
+    """The Chaplygin sleigh in its body velocities (u forward, w = θ̇), written by hand from Newton's laws
+    with the contact a behind the centre of mass: ``m(u̇ − a w²) = −c u``, ``(I + m a²) ẇ = τ(t) − k w −
+    m a u w − c a² w`` (c, k viscous friction, τ a torque); rows ``x, y, θ, u, w`` at ``times``."""
+    import math
+
+    from scipy.integrate import solve_ivp
+
+    def f(tt, s):
+        x, y, th, u, w = s
+        torque = tau(tt) if tau is not None else 0.0
+        return [u * math.cos(th) - a * w * math.sin(th), u * math.sin(th) + a * w * math.cos(th), w,
+                a * w**2 - c * u / m, (torque - k * w - m * a * u * w - c * a**2 * w) / (I + m * a**2)]
+
+    sol = solve_ivp(f, (float(times[0]), float(times[-1])), [*q0, u0, w0], t_eval=times, rtol=1e-13, atol=1e-14,
+                    method="DOP853")
+    return sol.y
+
+
+def polar_reference(t, q0, qdot0, m=1.0, k=1.0):
+    """The particle in the plane under the central force −k/r² in polar coordinates (r, θ)."""
+    from scipy.integrate import solve_ivp
+
+    def f(_, s):
+        r, th, rd, thd = s
+        return [rd, thd, r * thd**2 - k / (m * r**2), -2 * rd * thd / r]
+
+    sol = solve_ivp(f, (0, float(t[-1])), [*q0, *qdot0], t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
+    return sol.y
+
+
+def rolling_disk_ode(m=1.0, r=0.5, g=9.81):
+    """The thin rolling disk (coordinates x, y, yaw, lean, spin; the sympy.physics.mechanics rolling disc with
+    Z-X-Y rotations) by :func:`multiplier_ode`: L written here from the centre's velocity and the rotational
+    energy (moments m r²/4, m r²/2), the no-slip constraints ``ẋ = r cos(yaw) spin_dot``,
+    ``ẏ = r sin(yaw) spin_dot``; the right-hand side of ``(q, q̇)``."""
+    x, y, yaw, lean, spin = sp.symbols("x y yaw lean spin")
+    xd, yd, yawd, leand, spind = sp.symbols("xd yd yawd leand spind")
+    vc = (xd + r * (leand * sp.sin(yaw) * sp.cos(lean) + yawd * sp.cos(yaw) * sp.sin(lean)),
+          yd - r * (leand * sp.cos(yaw) * sp.cos(lean) - yawd * sp.sin(yaw) * sp.sin(lean)),
+          -r * leand * sp.sin(lean))
+    L = m * sum(c**2 for c in vc) / 2 + m * r**2 * (leand**2 + 2 * (spind + yawd * sp.sin(lean))**2
+                                                 + yawd**2 * sp.cos(lean)**2) / 8 - m * g * r * sp.cos(lean)
+    return multiplier_ode(L, [x, y, yaw, lean, spin], [xd, yd, yawd, leand, spind],
+                          [xd - r * sp.cos(yaw) * spind, yd - r * sp.sin(yaw) * spind])

@@ -6,7 +6,6 @@ given, and the relation ``ẍ = g sin α`` of the knife edge started along the
 slope (a one-dimensional fall: θ = 0, the blade points down the slope).
 """
 
-import csv
 import math
 import subprocess
 import sys
@@ -14,18 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from anholo.cli import main
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def read_csv(path):
-    rows = list(csv.reader(open(path)))
-    return rows[0], np.array(rows[1:], dtype=float)
+from cli_helpers import read_csv, run
 
 
 def test_vertical_disk_csv_matches_closed_form(capsys, tmp_path):

@@ -25,8 +25,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from anholo.cli import main
 from anholo.examples import example_path
+
+from cli_helpers import interrupt_after, run
+from oracles import polar_reference, sleigh_reference
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 ENV = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -51,23 +53,9 @@ def no_temporaries(directory):
     return not [p for p in Path(directory).iterdir() if p.name.endswith(".tmp") or p.name.endswith(".partial")]
 
 
-def polar_reference(t, q0, qdot0, m=1.0, k=1.0):
-    def f(_, s):
-        r, th, rd, thd = s
-        return [rd, thd, r * thd**2 - k / (m * r**2), -2 * rd * thd / r]
-
-    sol = solve_ivp(f, (0, float(t[-1])), [*q0, *qdot0], t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
-    return sol.y
-
-
-def sleigh_reference(t, tau, m=1.0, I=1.0, a=0.5, c=0.1, k=0.05):
-    def f(tt, s):
-        x, y, th, u, w = s
-        return [u * math.cos(th) - a * w * math.sin(th), u * math.sin(th) + a * w * math.cos(th), w,
-                a * w**2 - c * u / m, (tau(tt) - k * w - m * a * u * w - c * a**2 * w) / (I + m * a**2)]
-
-    sol = solve_ivp(f, (0, float(t[-1])), [0, 0, 0, 1, 0], t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
-    return sol.y
+def sleigh_with_motor_reference(t, tau):
+    """sleigh_with_motor from rest at the origin with u = 1 (its [values]: c = 0.1, k = 0.05)."""
+    return sleigh_reference(t, [0, 0, 0], 1.0, 0.0, c=0.1, k=0.05, tau=tau)
 
 
 # --- the hang reproducers stop at once, with one line saying why ------------------------------------------
@@ -103,7 +91,7 @@ def test_runaway_input_stops_promptly_and_keeps_its_motion(tmp_path):
     assert 0.01 < t_stop < 0.71 and abs(data[-1, 0] - t_stop) <= 1e-9 * t_stop  # ends at the last accepted step
     assert np.all(np.diff(data[:, 0]) > 0) and no_temporaries(tmp_path)
     early = data[data[:, 0] <= 0.02]  # before the spin-up: compare with the independent equations
-    ref = sleigh_reference(early[:, 0], lambda t: math.exp(1000 * t))
+    ref = sleigh_with_motor_reference(early[:, 0], lambda t: math.exp(1000 * t))
     x, y, th, u, w = ref
     assert np.max(np.abs(early[:, 1:4].T - ref[:3]) / (1 + np.abs(ref[:3]))) < 1e-6
     assert np.max(np.abs(early[:, 6] - w) / (1 + np.abs(w))) < 1e-6
@@ -115,12 +103,6 @@ def mine(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text(example_path("polar_particle").read_text())
     return path
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 BASE = ("--q0", "1,0", "--qdot0", "0.2,1.1", "--t-end", 5)
@@ -237,28 +219,13 @@ def test_too_long_for_the_budget_stops_early_with_its_work(capsys, tmp_path):
 
 # --- holonomic constraints (the projection route) ----------------------------------------------------
 def test_interrupted_projected_run_keeps_its_steps(monkeypatch):
-    from anholo.numerics import compile as compile_module
     from anholo.numerics import simulate
     from anholo.system import System
 
     system = System.load("nonminimal_pendulum")
     phi0 = 0.4
     q0, qdot0 = [math.cos(phi0), math.sin(phi0)], [-math.sin(phi0) * 0.3, math.cos(phi0) * 0.3]
-    real = compile_module.CompiledSystem.rhs
-    calls = {"n": 0}
-
-    def rhs(self, p, inputs=None):
-        f = real(self, p, inputs)
-
-        def g(t, y):
-            calls["n"] += 1
-            if calls["n"] > 3000:
-                raise KeyboardInterrupt
-            return f(t, y)
-
-        return g
-
-    monkeypatch.setattr(compile_module.CompiledSystem, "rhs", rhs)
+    interrupt_after(monkeypatch, 3000)
     traj = simulate(system, 100.0, q0, qdot0, points=1001)
     monkeypatch.undo()
     assert traj.interrupted and 0 < traj.t[-1] < 100
@@ -362,5 +329,5 @@ def test_non_finite_right_hand_side_stops_at_once_with_its_motion():
     assert time.monotonic() - start < 10
     part = info.value.partial
     assert part.message.startswith("stopped at t = ") and part.t[-1] == pytest.approx(0.3, abs=1e-9)
-    ref = sleigh_reference(part.t, lambda t: 0.0)
+    ref = sleigh_with_motor_reference(part.t, lambda t: 0.0)
     assert np.max(np.abs(part.q - ref[:3])) < 1e-8

@@ -13,7 +13,6 @@ Oracles, all independent of anholo's right-hand sides:
 * ``solve_ivp`` itself for the step loop (same solver, same output: equal to the last bit).
 """
 
-import csv
 import math
 from pathlib import Path
 
@@ -22,11 +21,12 @@ import pytest
 import sympy as sp
 from scipy.integrate import solve_ivp
 
-from anholo.cli import main
 from anholo.errors import IntegrationError
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.numerics.charts import ChartAtlas, frame_condition
 from anholo.system import System
+
+from cli_helpers import interrupt_after, read_csv, run
 
 DATA = Path(__file__).parent / "data"
 VESELOVA = DATA / "veselova_frame.toml"
@@ -165,21 +165,7 @@ def test_stop_when_event_on_natural_velocities(veselova):
 
 def test_keyboard_interrupt_keeps_the_motion(veselova, monkeypatch):
     c = compile_system(from_system(veselova))
-    real = c.rhs
-    calls = {"n": 0}
-
-    def rhs(p, inputs=None):
-        f = real(p, inputs)
-
-        def g(t, y):
-            calls["n"] += 1
-            if calls["n"] > 400:
-                raise KeyboardInterrupt
-            return f(t, y)
-
-        return g
-
-    monkeypatch.setattr(type(c), "rhs", lambda self, p, inputs=None: rhs(p, inputs))
+    interrupt_after(monkeypatch, 400)
     atlas = ChartAtlas(veselova)
     traj = simulate(c, 10.0, Q0, QDOT0, points=1001, atlas=atlas)
     assert traj.interrupted and traj.message.startswith("interrupted at t = ")
@@ -194,17 +180,6 @@ def test_keyboard_interrupt_keeps_the_motion(veselova, monkeypatch):
 
 
 # --- the command line ---------------------------------------------------------------------------------
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def read_csv(path):
-    rows = list(csv.reader(open(path)))
-    return rows[0], np.array(rows[1:], dtype=float)
-
-
 def test_cli_simulates_the_issue_command(capsys, tmp_path):
     path = tmp_path / "v.csv"
     code, out, err = run(capsys, "simulate", VESELOVA, "--q0=0.1,1.0,0.3", "--qdot0=-0.3782116141076978,0.4,0.7",
@@ -248,23 +223,7 @@ def test_cli_singular_motion_is_one_line(capsys):
 
 
 def test_cli_interrupt_writes_what_was_computed(capsys, tmp_path, monkeypatch):
-    from anholo.numerics import compile as compile_module
-
-    real = compile_module.CompiledSystem.rhs
-    calls = {"n": 0}
-
-    def rhs(self, p, inputs=None):
-        f = real(self, p, inputs)
-
-        def g(t, y):
-            calls["n"] += 1
-            if calls["n"] > 300:
-                raise KeyboardInterrupt
-            return f(t, y)
-
-        return g
-
-    monkeypatch.setattr(compile_module.CompiledSystem, "rhs", rhs)
+    interrupt_after(monkeypatch, 300)
     path = tmp_path / "v.csv"
     code, out, err = run(capsys, "simulate", VESELOVA, "--q0=0.1,1.0,0.3", "--qdot0=-0.3782116141076978,0.4,0.7",
                          "--t-end", 20, "--csv", path)

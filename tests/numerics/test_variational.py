@@ -24,15 +24,8 @@ from anholo.numerics import simulate
 from anholo.numerics.variational import discrete_mechanics
 from anholo.system import System
 
-CONTACT = """
-name = "Contact oscillator"
-coordinates = ["x", "y", "z"]
-parameters = ["eps"]
-lagrangian = "(x_dot^2 + y_dot^2 + z_dot^2)/2 - (x^2 + y^2 + z^2 + eps*x^2*z^2)/2"
-constraints = ["x_dot + y*z_dot"]
-[values]
-eps = 0.1
-"""
+from oracles import CONTACT_OSCILLATOR, contact_integral, contact_reference, sleigh_reference
+
 
 M, INERTIA, A = 1.0, 1.0, 0.5  # the sleigh's [values]
 
@@ -45,7 +38,7 @@ def sleigh():
 @pytest.fixture(scope="module")
 def contact(tmp_path_factory):
     path = tmp_path_factory.mktemp("systems") / "contact.toml"
-    path.write_text(CONTACT)
+    path.write_text(CONTACT_OSCILLATOR)
     return System.load(str(path))
 
 
@@ -54,18 +47,11 @@ def sleigh_state(th=0.3, u=1.0, w=0.7):
     return [0.1, -0.2, th], qd
 
 
-def sleigh_reference(q0, qd0, times):
+def sleigh_solution(q0, qd0, times):
+    """Positions and velocities of the sleigh by its body-velocity equations (``oracles.sleigh_reference``)."""
     th0 = q0[2]
     u0 = math.cos(th0) * qd0[0] + math.sin(th0) * qd0[1]
-
-    def rhs(t, s):
-        x, y, th, u, w = s
-        return [u * math.cos(th) - A * w * math.sin(th), u * math.sin(th) + A * w * math.cos(th), w,
-                A * w * w, -M * A * u * w / (INERTIA + M * A * A)]
-
-    sol = solve_ivp(rhs, (times[0], times[-1]), [*q0, u0, qd0[2]], method="DOP853", rtol=1e-13, atol=1e-14,
-                    t_eval=times)
-    x, y, th, u, w = sol.y
+    x, y, th, u, w = sleigh_reference(times, q0, u0, qd0[2], M, INERTIA, A)
     return np.array([x, y, th]), np.array([u * np.cos(th) - A * w * np.sin(th), u * np.sin(th) + A * w * np.cos(th), w])
 
 
@@ -73,7 +59,7 @@ def sleigh_reference(q0, qd0, times):
 def test_order_two_by_step_halving_on_the_sleigh(sleigh, method):
     q0, qd0 = sleigh_state()
     times = np.linspace(0, 4, 9)
-    Qref, Uref = sleigh_reference(q0, qd0, times)
+    Qref, Uref = sleigh_solution(q0, qd0, times)
     errors = []
     for h in (0.04, 0.02, 0.01):
         tr = simulate(sleigh, (0, 4), q0, qd0, method=method, step=h, t_eval=times)
@@ -112,25 +98,9 @@ def test_sleigh_energy_bounded_and_the_asymptotic_motion(sleigh):
     assert abs(w) < 1e-3 and abs(u - math.sqrt(2 * E[0] / M)) < 1e-3
 
 
-def contact_reference(q0, qd0, times, eps=0.1):
-    """The contact oscillator by the coordinate multiplier method: λ(1, 0, y) on the right-hand side,
-    λ from the differentiated constraint ẍ + ẏ ż + y z̈ = 0."""
-    def rhs(t, s):
-        x, y, z, xd, yd, zd = s
-        Vx, Vz = x + eps * x * z * z, z + eps * x * x * z
-        lam = (Vx + y * Vz - yd * zd) / (1 + y * y)
-        return [xd, yd, zd, -Vx + lam, -y, -Vz + lam * y]
-
-    sol = solve_ivp(rhs, (times[0], times[-1]), [*q0, *qd0], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=times)
-    return sol.y[:3], sol.y[3:]
-
-
 def contact_integrals(tr, eps=0.1):
-    x, y, z = tr.q
-    xd, yd, zd = tr.qdot
-    Hy = 0.5 * (yd ** 2 + y ** 2)
-    H = 0.5 * (xd ** 2 + yd ** 2 + zd ** 2 + x ** 2 + y ** 2 + z ** 2 + eps * x ** 2 * z ** 2)
-    return H - Hy, Hy
+    y, yd = tr.q[1], tr.qdot[1]
+    return contact_integral(tr.q, tr.qdot, eps), 0.5 * (yd ** 2 + y ** 2)
 
 
 def test_contact_oscillator_order_and_bounded_integrals(contact):

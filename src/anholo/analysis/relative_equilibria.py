@@ -262,7 +262,7 @@ def choose_states(build: Callable, reference: Mapping, parameters: Mapping, holo
     if choice.equilibrium:
         return source, choice, dict(reference)
     k = len(_coordinates(source)) - len(getattr(source, "free_velocities", _coordinates(source)))
-    if not dependent_given and k and hasattr(source, "free_coordinates"):
+    if not dependent_given and k and hasattr(source, "free_velocities"):
         qdot = field.natural
         coords = [c.name for c in _coordinates(source)]
         for dep in itertools.islice(itertools.combinations(reversed(choice.dropped), k), tries):
@@ -270,7 +270,7 @@ def choose_states(build: Callable, reference: Mapping, parameters: Mapping, holo
             try:
                 other = build(dep)
                 ref = {c: reference.get(c, 0.0) for c in coords}
-                ref.update({v.name: qdot[f.name] for v, f in zip(other.free_velocities, other.free_coordinates)})
+                ref.update(_free_velocities_of(other, ref, qdot, parameters))
                 new, _, _ = _choice(other, ref, parameters, holonomic, dependent=dep)
             except AnholoError:
                 continue
@@ -288,6 +288,27 @@ def choose_states(build: Callable, reference: Mapping, parameters: Mapping, holo
         f"changes at rate {rate:.6g} and the field depends on it, so the eigenvalues would not decide stability; "
         f"choose velocities invariant under the motion with --dependent NAMES{hint} (the velocities of ignorable "
         "coordinates), or another reference state, or the states with --states.")
+
+
+def _free_velocities_of(source, coordinates: Mapping, qdot: Mapping, parameters: Mapping) -> dict:
+    """The free velocities ``v^α`` of ``source`` for the natural velocities ``q̇`` at the coordinates (the same
+    motion in another choice of dependent velocities).  Maggi's free velocities are the velocities of the
+    free coordinates; on the exact route ``q̇ = X_α(q) v^α + β(q)`` is solved for ``v`` (least squares on the
+    n equations, which ``q̇`` on the constraints satisfies exactly; a residual above round-off raises
+    :class:`~anholo.errors.InitialStateError`)."""
+    if hasattr(source, "free_coordinates"):
+        return {v.name: qdot[f.name] for v, f in zip(source.free_velocities, source.free_coordinates)}
+    names = [v.name for v in source.free_velocities]
+    kin = Kinematics(source)
+    base_state = {**coordinates, **{v: 0.0 for v in names}}
+    base = kin(base_state, parameters)
+    order = list(base)
+    b = np.array([qdot[c] - base[c] for c in order])
+    X = np.column_stack([[kin({**base_state, v: 1.0}, parameters)[c] - base[c] for c in order] for v in names])
+    v, *_ = np.linalg.lstsq(X, b, rcond=None)
+    if np.abs(X @ v - b).max() > 1e-9 * (1.0 + np.abs(b).max()):
+        raise InitialStateError("the reference motion is not on the constraints of the other dependent velocities.")
+    return dict(zip(names, (float(x) for x in v)))
 
 
 def check_states(source, states: Sequence[str], reference: Mapping, parameters: Mapping,

@@ -157,7 +157,7 @@ def _linearize(args, out) -> int:
     from ..analysis.linearization import LinearizationProblem, _complex_text
     from ..analysis.linear_problem import stability_criterion
     from ..analysis.relative_equilibria import check_states, choose_states, reference_state
-    from ..errors import InitialStateError
+    from ..errors import AnholoError, InitialStateError
     from ..io.limits import check as check_limit
 
     spec, system, field, build, source, params, fixed, targets, request = _linearize_setup(args)
@@ -189,13 +189,28 @@ def _linearize(args, out) -> int:
                 tg.append((sweep_kind[1], float(x)))
         return reference_state(src, fix, tg, par), par
 
-    ref0, par0 = reference(source, xs[0] if name is not None else None)
+    default = None  # dependent velocities chosen here when the file's default cannot carry the reference
+    try:
+        ref0, par0 = reference(source, xs[0] if name is not None else None)
+    except AnholoError:
+        # the default dependent velocities cannot carry the reference motion (a frame singular there, or a
+        # requested velocity among the dependent ones): re-choose them as choose_states does, if not given
+        found = None if args.dependent is not None or field != "nonholonomic" else \
+            _dependent_carrying(system, build, source, lambda src: reference(src, xs[0] if name is not None else None))
+        if found is None:
+            raise
+        default, source, (ref0, par0) = found
+        build = (lambda b, d: (lambda dep: b(dep if dep is not None else d)))(build, default)
     if args.states is not None:
         states = [x.strip() for x in args.states.split(",") if x.strip()]
         problem = LinearizationProblem(source, states, holonomic=hol)
         choice = check_states(source, [s.name for s in problem.states], ref0, par0, hol)
     else:
         source, choice, ref0 = choose_states(build, ref0, par0, hol, dependent_given=args.dependent is not None)
+        if default is not None and choice.dependent is None:
+            import dataclasses
+
+            choice = dataclasses.replace(choice, dependent=tuple(default))
         problem = LinearizationProblem(source, choice.states, holonomic=hol)
     results = [problem.at(*reference(source, x)) for x in xs] if name is not None else \
         [problem.at(*reference(source))]
@@ -229,6 +244,28 @@ def _linearize(args, out) -> int:
                               title=f"{system.name}: {', '.join(s.name for s in problem.states)}")
         print(f"figure written to {save_figure(fig, args.plot)}", file=out)
     return 0
+
+
+def _dependent_carrying(system, build, source, reference, tries: int = 12):
+    """``(dependent, source, reference)`` for the first choice of dependent velocities (k coordinates whose
+    velocities appear in the constraints, the last coordinates first) at which ``reference(source)`` succeeds,
+    or None: the field is the same, only its free velocities change (docs/simulation.rst)."""
+    import itertools
+
+    from ..errors import AnholoError
+
+    coords = [c.name for c in system.chart.coordinates]
+    k = len(coords) - len(source.free_velocities)
+    if not k:
+        return None
+    for dep in itertools.islice(itertools.combinations(reversed(coords), k), tries):
+        dep = tuple(sorted(dep, key=coords.index))
+        try:
+            other = build(dep)
+            return dep, other, reference(other)
+        except AnholoError:
+            continue
+    return None
 
 
 def _linearize_units(spec, source, names) -> dict:

@@ -57,6 +57,14 @@ def _add_simulate_parser(sub) -> None:
                      help="stop when this condition on t, the coordinates and <coordinate>_dot becomes true, "
                      "e.g. --stop-when \"abs(theta) > 1.5\" (a comparison; or an expression: stop where it "
                      "changes sign)")
+    sim.add_argument("--chart", dest="charts", action="append", default=[], metavar="FILE",
+                     help="another coordinate chart of the same holonomic system (a system file in its own "
+                     "coordinates; repeatable, each with --to-base and --from-base): the run changes chart where "
+                     "the file's coordinates degenerate (docs/simulation.rst)")
+    sim.add_argument("--to-base", dest="to_base", action="append", default=[], metavar="E1;E2;...",
+                     help="with --chart: the file's coordinates as expressions in the chart's, separated by ;")
+    sim.add_argument("--from-base", dest="from_base", action="append", default=[], metavar="E1;E2;...",
+                     help="with --chart: the chart's coordinates as expressions in the file's, separated by ;")
     sim.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     sim.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                      help="time the derivation and integration may take (default %g s)" % _SIMULATE_BUDGET)
@@ -78,6 +86,63 @@ def _input_functions(assignments, compiled) -> dict:
         n = len(coords)
         out[name] = lambda tt, y, f=f, n=n: f(tt, *y[:n])
     return out
+
+
+def _simulate_in_charts(args, out, system, numeric, field, q0, qdot0, say) -> int:
+    """``--chart FILE --to-base ... --from-base ...``: the Euler–Lagrange field in an atlas of coordinate charts
+    (:func:`~anholo.numerics.coordinate_charts.simulate_in_charts`); output as for one chart."""
+    from ..errors import SimulationError
+    from ..numerics.coordinate_charts import CoordinateChart, simulate_in_charts
+    from ..system import System
+
+    if not (len(args.charts) == len(args.to_base) == len(args.from_base)):
+        raise SimulationError("give each --chart FILE with one --to-base and one --from-base (in the same order).")
+    if field != "euler-lagrange" or system.has_constraints:
+        raise SimulationError("--chart changes coordinate charts of a holonomic system without constraints "
+                              "(the Euler–Lagrange field); this system has constraints or another --field.")
+    extra = [a for a, v in (("--method", args.method not in ("DOP853",)), ("--stop-when", args.stop_when),
+                            ("--input", args.inputs), ("--overlay", args.overlay), ("--dependent", args.dependent))
+             if v]
+    if extra:
+        raise SimulationError(f"--chart does not combine with {', '.join(extra)}; leave them out.")
+    from ..io.expressions import parse_expression
+
+    charts = [CoordinateChart(system)]
+    base_symbols = {c.name: c for c in (*system.chart.coordinates, *system.chart.parameters)}
+    for path, to_b, from_b in zip(args.charts, args.to_base, args.from_base):
+        other = System.load(path)
+        symbols = {c.name: c for c in (*other.chart.coordinates, *other.chart.parameters)}
+        to_e = tuple(parse_expression(e.strip(), symbols, where=f"--to-base of {path}") for e in to_b.split(";"))
+        from_e = tuple(parse_expression(e.strip(), base_symbols, where=f"--from-base of {path}")
+                       for e in from_b.split(";"))
+        charts.append(CoordinateChart(other, to_e, from_e))
+    say(f"integrating in an atlas of {len(charts)} charts ...")
+    motion = simulate_in_charts(charts, args.t_end, q0, qdot0, points=args.points, parameters=numeric,
+                                rtol=args.rtol, atol=args.atol)
+    traj = motion.trajectory()
+    for note in traj.notes:
+        say(note)
+    if traj.interrupted:
+        say(f"{traj.message}; keeping the motion computed so far ({len(traj.t)} points)")
+    say(f"integrated t in [0, {traj.t[-1]:g}] with DOP853 in {len(charts)} charts: {traj.nfev} evaluations, "
+        f"{traj.wall_time:.2f} s")
+    if args.csv:
+        traj.to_csv(args.csv)
+        say(f"wrote {args.csv}")
+    if args.plot:
+        from ..plotting import save_figure, summary_figure
+
+        save_figure(summary_figure(traj, title=f"{system.name}: {field}", units=system), args.plot)
+        say(f"wrote {args.plot}")
+    names = [q.name for q in system.chart.coordinates]
+    print(f"{system.name}: {field} field in {len(charts)} charts, t in [0, {traj.t[-1]:g}], {len(traj.t)} points; "
+          f"{motion.message}", file=out)
+    width = max(len(n) for n in names) + 4
+    print(f"  final state (t = {traj.t[-1]:g}):", file=out)
+    for name, q, u in zip(names, traj.q[:, -1], traj.qdot[:, -1]):
+        print(f"    {name.ljust(width)} {q:<22.12g} {(name + '_dot').ljust(width)} {u:.12g}", file=out)
+    print(f"  max relative energy drift: {traj.energy_drift().max():.3g}", file=out)
+    return 130 if traj.interrupted else 0
 
 
 def _cmd_simulate(args, out) -> int:
@@ -158,6 +223,8 @@ def _simulate(args, out) -> int:
     if structured and field != ("nonholonomic" if system.has_constraints else "euler-lagrange"):
         raise SimulationError(f"--method {args.method} integrates the nonholonomic field; leave out --field {field}.")
     atlas = None
+    if args.charts or args.to_base or args.from_base:
+        return _simulate_in_charts(args, out, system, numeric, field, q0, qdot0, say)
     if structured:  # the fixed-step schemes compile their own functions: no ODE field is derived
         compiled = types.SimpleNamespace(coordinate_names=tuple(names), multiplier_names=(), n_inputs=0)
     else:

@@ -26,8 +26,11 @@ Hamel equations are the multiplier-free form of the discrete Lagrange–d'Alembe
 ``κ(q̄)v + c = 0``, ``f(q_{k+1}) = 0`` in the n unknowns ``q_{k+1}``, with no multipliers.  Both define
 the same discrete flow (tested to the Newton tolerance), so the order (2), the exact discrete constraint
 and the long-time behaviour are those of the DLA scheme; the Hamel form solves an n × n system instead of
-an (n + k + r) × (n + k + r) one.  What is not implemented: Lie-group reconstructions (exponential,
-Cayley) for systems on groups, which would give different schemes.
+an (n + k + r) × (n + k + r) one.  This midpoint form is the discrete Hamel scheme of systems without a
+group structure the scheme can use; for systems on ``SE(2) × S`` (a Lagrangian and constraints invariant
+under the planar motions of ``(x, y, θ)``) ``simulate(method="hamel")`` uses the Cayley difference map of
+Kobilarov, Marsden & Sukhatme (2010) instead, a genuinely different scheme
+(:mod:`anholo.numerics.lie_hamel`).
 """
 
 from __future__ import annotations

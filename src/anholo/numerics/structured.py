@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InitialStateError, IntegrationError, SimulationError
 from .discrete_hamel import integrate_hamel
+from .lie_hamel import integrate_lie_hamel, lie_group_scheme
 from .variational import (DiscreteMechanics, _Buffers, check_initial, discrete_mechanics, integrate_dla,
                           legendre_on_constraints, sample)
 
@@ -108,9 +109,16 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
     start = _time.perf_counter()
     reporter = _Reporter(t0, t1, stream or sys.stderr, f"integrating ({method}, step {h:g})") if progress else None
     with np.errstate(all="ignore"):
-        integrate = integrate_dla if method == "variational" else integrate_hamel
+        group = None
+        if method == "hamel":
+            group = mech.group if isinstance(system, DiscreteMechanics) else lie_group_scheme(system, mech)
         try:
-            grid_t, Qs, Ps, V, evals, stop = integrate(mech, p, t0, h, nsteps, q0, qdot0, progress=reporter)
+            if group is not None:  # the Cayley difference map on an SE(2) factor (Kobilarov et al. 2010)
+                grid_t, Qs, Ps, V, evals, stop = integrate_lie_hamel(mech, group, p, t0, h, nsteps, q0, qdot0,
+                                                                     progress=reporter)
+            else:
+                integrate = integrate_dla if method == "variational" else integrate_hamel
+                grid_t, Qs, Ps, V, evals, stop = integrate(mech, p, t0, h, nsteps, q0, qdot0, progress=reporter)
         finally:
             if reporter is not None:
                 reporter.close()
@@ -145,7 +153,9 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
     done = len(grid_t) - 1
     reached = float(grid_t[-1])
     if stop is None:
-        message = f"{nsteps} steps of {h:g}"
+        message = f"{nsteps} steps of {h:g}" + (
+            f" (Cayley map on SE(2) of {', '.join(mech.coordinate_names[i] for i in group.factor)})"
+            if group is not None else "")
     elif isinstance(stop, KeyboardInterrupt):
         message = f"interrupted at t = {reached:.10g} ({done} of {nsteps} steps of {h:g})"
     else:

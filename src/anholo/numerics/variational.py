@@ -89,6 +89,10 @@ class DiscreteMechanics:
         Indices of the dependent coordinates of the adapted frame ``X_α = ∂_{f_α} + C^P_α ∂_P`` (the
         frame of Maggi's route, :class:`~anholo.dynamics.maggi.MaggiSystem`; used by the discrete Hamel
         scheme).
+    group : LieGroupScheme or None
+        The compiled Cayley discrete Hamel scheme of an SE(2) factor (:mod:`anholo.numerics.lie_hamel`) when
+        attached (``dataclasses.replace(mech, group=lie_group_scheme(system))``); ``method="hamel"`` then
+        uses it.
     """
 
     name: str
@@ -108,6 +112,7 @@ class DiscreteMechanics:
     multiplier_names: tuple = ()
     control_names: tuple = ()
     ode: object = None
+    group: object = None  # the Cayley scheme on an SE(2) factor (anholo.numerics.lie_hamel), built on request
 
     # --- parameters and monitors (the interface of CompiledSystem used by Trajectory) ---------------
     def parameter_vector(self, values: Mapping | None = None) -> tuple:
