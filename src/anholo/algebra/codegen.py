@@ -45,77 +45,56 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import SimulationError
-from .engine import kink_derivative, se
-from .program import MATH_NAMESPACE, Program
+from .program import MATH_NAMESPACE, ExpressionPrinter, Program
 
 __all__ = ["GeneratedFunction", "generate", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
            "chosen_backend"]
 
 BACKENDS = ("auto", "c", "python")
-_CFLAGS = ("-O2", "-shared", "-fPIC", "-fno-math-errno")
+_CFLAGS = ("-O2", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off")
 
 
-# --- the C printer ---------------------------------------------------------------------------------
-_C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
-            "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh",
-            "acosh": "acosh", "atanh": "atanh", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs"}
-_RECIPROCAL = {"sec": "cos", "csc": "sin", "cot": "tan"}
+# --- C ------------------------------------------------------------------------------------------------
+#: Lanes of the vectorised kernel (``anholo_f_block``): one GCC/Clang vector of this many doubles per quantity.
+LANES = 4
 
+_C_PRELUDE = """#include <math.h>
+static inline double _sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }
+/* A x = b (A row-major k x k, overwritten) by elimination with partial pivoting; 1 (x = nan) if singular. */
+static int _elim(int k, double *A, double *b, double *x) {
+    for (int j = 0; j < k; ++j) {
+        int piv = j; double best = fabs(A[j * k + j]);
+        for (int i = j + 1; i < k; ++i) if (fabs(A[i * k + j]) > best) { best = fabs(A[i * k + j]); piv = i; }
+        if (!(best > 0.0) || !isfinite(best)) { for (int i = 0; i < k; ++i) x[i] = NAN; return 1; }
+        if (piv != j) {
+            for (int c = j; c < k; ++c) { double s = A[j * k + c]; A[j * k + c] = A[piv * k + c]; A[piv * k + c] = s; }
+            double s = b[j]; b[j] = b[piv]; b[piv] = s;
+        }
+        const double inv = 1.0 / A[j * k + j];
+        for (int i = j + 1; i < k; ++i) {
+            const double l = A[i * k + j] * inv;
+            for (int c = j + 1; c < k; ++c) A[i * k + c] -= l * A[j * k + c];
+            b[i] -= l * b[j];
+        }
+    }
+    for (int i = k - 1; i >= 0; --i) {
+        double s = b[i];
+        for (int c = i + 1; c < k; ++c) s -= A[i * k + c] * x[c];
+        x[i] = s / A[i * k + i];
+    }
+    return 0;
+}
+"""
 
-class _CPrinter:
-    """symengine expressions as C over local names (``double``; small integer powers multiplied out)."""
-
-    def __init__(self, names: dict):
-        self.names = names
-
-    def __call__(self, e) -> str:
-        if isinstance(e, se.Symbol):
-            try:
-                return self.names[str(e)]
-            except KeyError:
-                raise SimulationError(f"the generated code has no value for the symbol {e}; give it as a "
-                                      "parameter or state of the program.") from None
-        if e.is_Number:
-            return _c_float(float(e))
-        if isinstance(e, se.Add):
-            return "(" + " + ".join(self(a) for a in e.args) + ")"
-        if isinstance(e, se.Mul):
-            return "(" + "*".join(self(a) for a in e.args) + ")"
-        if isinstance(e, se.Pow):
-            base, ex = e.args
-            if ex == se.Rational(1, 2):
-                return f"sqrt({self(base)})"
-            if ex == se.Rational(-1, 2):
-                return f"(1.0/sqrt({self(base)}))"
-            if ex.is_Integer and abs(int(ex)) <= 4:
-                k = int(ex)
-                b = self(base)
-                body = "*".join([b] * abs(k))
-                return f"({body})" if k > 0 else f"(1.0/({body}))"
-            return f"pow({self(base)}, {self(ex)})"
-        if isinstance(e, (se.Derivative, se.Subs)):  # d|f|, d sign(f) left unevaluated by a plain diff
-            return self(kink_derivative(e))
-        name = type(e).__name__.lower()
-        if name in _RECIPROCAL:
-            return f"(1.0/{_RECIPROCAL[name]}({self(e.args[0])}))"
-        if name == "sign":
-            a = self(e.args[0])
-            return f"_sign({a})"
-        if name in _C_FUNCS:
-            return f"{_C_FUNCS[name]}(" + ", ".join(self(a) for a in e.args) + ")"
-        if e == se.pi:
-            return _c_float(math.pi)
-        if e == se.E:
-            return _c_float(math.e)
-        if e.is_Function:
-            raise SimulationError(f"the function {type(e).__name__} has no C translation; simulate with "
-                                  "ANHOLO_CODEGEN=python or rewrite it with elementary functions.")
-        return _c_float(float(e))
-
-
-def _c_float(x: float) -> str:
-    text = repr(float(x))
-    return text if any(c in text for c in ".en") else text + ".0"
+_C_LANES = """typedef double _vd __attribute__((vector_size(%(bytes)d)));
+static inline _vd _bc(double x) { _vd r; for (int i = 0; i < %(w)d; ++i) r[i] = x; return r; }
+#define _LANE1(NAME, F) static inline _vd _v_##NAME(_vd a) { _vd r; for (int i = 0; i < %(w)d; ++i) r[i] = F(a[i]); return r; }
+#define _LANE2(NAME, F) static inline _vd _v_##NAME(_vd a, _vd b) { _vd r; for (int i = 0; i < %(w)d; ++i) r[i] = F(a[i], b[i]); return r; }
+_LANE1(sin, sin) _LANE1(cos, cos) _LANE1(tan, tan) _LANE1(asin, asin) _LANE1(acos, acos) _LANE1(atan, atan)
+_LANE1(sinh, sinh) _LANE1(cosh, cosh) _LANE1(tanh, tanh) _LANE1(asinh, asinh) _LANE1(acosh, acosh)
+_LANE1(atanh, atanh) _LANE1(exp, exp) _LANE1(log, log) _LANE1(sqrt, sqrt) _LANE1(fabs, fabs) _LANE1(sign, _sign)
+_LANE2(atan2, atan2) _LANE2(pow, pow)
+"""
 
 
 def _layout(program: Program, groups: Sequence) -> dict:
@@ -134,13 +113,23 @@ def _layout(program: Program, groups: Sequence) -> dict:
     return where
 
 
-# --- C ---------------------------------------------------------------------------------------------
-def c_source(program: Program, groups: Sequence, solve: tuple | None = None, name: str = "anholo_f") -> str:
+def c_source(program: Program, groups: Sequence, solve: tuple | None = None, name: str = "anholo_f",
+             lanes: int = 0, prelude: bool = True) -> str:
     """C source of ``int name(double t, const double *y, const double *p, double *out)``.
 
     ``groups`` = ``[("t", [time]), ("y", state), ("p", parameters)]`` (any of them may be empty).
     Without ``solve`` the outputs are written to ``out``; with ``solve=(r, k)`` the first ``r`` outputs,
-    then ``M⁻¹F`` (module docstring).  Returns 0, or 1 where ``M`` is singular (``out`` then ``nan``)."""
+    then ``M⁻¹F`` (module docstring).  Returns 0, or 1 where ``M`` is singular (``out`` then ``nan``).
+
+    With ``lanes = w > 0`` the source also has the vectorised kernel ``int name_block(const double *t,
+    const double *y, const double *p, double *out)`` — ``w`` points at once, point ``l`` at ``t[l]``,
+    ``y[l·ny …]``, ``p[l·np …]``, its result at ``out[l·size …]`` — whose every definition is one vector of
+    ``w`` doubles (the same IEEE operations lane by lane, the functions of :mod:`math` applied to each
+    lane, the solve per lane by the same elimination: a lane gives the bits of ``name`` at its point), and
+    ``long name_batch(long N, const double *t, long ts, const double *Y, const double *P, long ps,
+    double *OUT)``: ``N`` points (``t[i·ts]``, ``Y[i·ny …]``, ``P[i·ps …]``; ``ts = 0`` or ``ps = 0``:
+    shared) through the kernel, returning the number of singular ``M``.  ``prelude=False`` leaves out the
+    helpers (``_sign``, ``_elim``) for a second function in the same source."""
     where = _layout(program, groups)
     table = {}
     for arg, (g, i) in where.items():
@@ -148,51 +137,85 @@ def c_source(program: Program, groups: Sequence, solve: tuple | None = None, nam
     pairs = program.pruned().pairs
     for i, (nm, _) in enumerate(pairs):
         table[str(nm)] = f"c{i}"
-    pr = _CPrinter(table)
-    lines = ["#include <math.h>",
-             "static inline double _sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }",
+    pr = ExpressionPrinter(table, language="c")
+    gdict = {g: list(v) for g, v in groups}
+    ny, np_ = len(gdict.get("y", ())), len(gdict.get("p", ()))
+    lines = [_C_PRELUDE if prelude else "",
              f"int {name}(double t, const double *y, const double *p, double *out) {{",
              "    (void)t; (void)y; (void)p;"]
     lines += [f"    const double c{i} = {pr(v)};" for i, (_, v) in enumerate(pairs)]
     outs = [pr(o) for o in program.outputs]
-    if solve is None:
-        lines += [f"    out[{i}] = {o};" for i, o in enumerate(outs)]
-        lines += ["    return 0;", "}"]
-        return "\n".join(lines) + "\n"
-    r, k = solve
+    r, k = solve if solve is not None else (len(outs), 0)
     if len(outs) != r + k * k + k:
         raise SimulationError(f"the program has {len(outs)} outputs, not the {r} + {k}² + {k} of an implicit "
                               "right-hand side.")
     lines += [f"    out[{i}] = {o};" for i, o in enumerate(outs[:r])]
     if k:
-        lines += [f"    double A[{k}][{k}] = {{" + ", ".join(
-            "{" + ", ".join(outs[r + i * k + j] for j in range(k)) + "}" for i in range(k)) + "};",
-                  f"    double b[{k}] = {{" + ", ".join(outs[r + k * k + i] for i in range(k)) + "};",
-                  f"    for (int j = 0; j < {k}; ++j) {{",
-                  "        int piv = j; double best = fabs(A[j][j]);",
-                  f"        for (int i = j + 1; i < {k}; ++i) if (fabs(A[i][j]) > best) {{ best = fabs(A[i][j]); piv = i; }}",
-                  "        if (!(best > 0.0) || !isfinite(best)) {",
-                  f"            for (int i = 0; i < {k}; ++i) out[{r} + i] = NAN;",
-                  "            return 1;",
-                  "        }",
-                  "        if (piv != j) {",
-                  f"            for (int c = j; c < {k}; ++c) {{ double s = A[j][c]; A[j][c] = A[piv][c]; A[piv][c] = s; }}",
-                  "            double s = b[j]; b[j] = b[piv]; b[piv] = s;",
-                  "        }",
-                  "        const double inv = 1.0 / A[j][j];",
-                  f"        for (int i = j + 1; i < {k}; ++i) {{",
-                  "            const double l = A[i][j] * inv;",
-                  f"            for (int c = j + 1; c < {k}; ++c) A[i][c] -= l * A[j][c];",
-                  "            b[i] -= l * b[j];",
-                  "        }",
-                  "    }",
-                  f"    for (int i = {k - 1}; i >= 0; --i) {{",
-                  "        double s = b[i];",
-                  f"        for (int c = i + 1; c < {k}; ++c) s -= A[i][c] * out[{r} + c];",
-                  f"        out[{r} + i] = s / A[i][i];",
-                  "    }"]
-    lines += ["    return 0;", "}"]
+        lines += [f"    double A[{k * k}] = {{" + ", ".join(outs[r:r + k * k]) + "};",
+                  f"    double b[{k}] = {{" + ", ".join(outs[r + k * k:]) + "};",
+                  f"    return _elim({k}, A, b, out + {r});"]
+    else:
+        lines += ["    return 0;"]
+    lines += ["}"]
+    if lanes:
+        lines += [_lanes_source(program, pairs, where, solve=(r, k), name=name, lanes=lanes, ny=ny, np_=np_)]
     return "\n".join(lines) + "\n"
+
+
+def _lanes_source(program, pairs, where, *, solve, name, lanes, ny, np_) -> str:
+    """The vectorised kernel and the batch loop of :func:`c_source` (``lanes`` > 0)."""
+    w = int(lanes)
+    r, k = solve
+    size = r + k
+    table = {}
+    for arg, (g, i) in where.items():
+        table[arg] = "_t" if g == "t" else f"_{g}{i}"
+    for i, (nm, _) in enumerate(pairs):
+        table[str(nm)] = f"c{i}"
+    pr = ExpressionPrinter(table, language="cvec")
+
+    def vec(e):
+        return pr(e) if e.free_symbols else f"_bc({pr(e)})"
+
+    used = {str(s) for _, v in pairs for s in v.free_symbols} | {str(s) for o in program.outputs for s in o.free_symbols}
+    lines = [_C_LANES % {"w": w, "bytes": 8 * w},
+             f"int {name}_block(const double *t, const double *y, const double *p, double *out) {{",
+             "    (void)t; (void)y; (void)p; int status = 0;"]
+    for arg, (g, i) in where.items():
+        if arg not in used:
+            continue
+        if g == "t":
+            lines.append("    const _vd _t = {" + ", ".join(f"t[{l}]" for l in range(w)) + "};")
+        else:
+            stride = ny if g == "y" else np_
+            lines.append(f"    const _vd _{g}{i} = {{" + ", ".join(f"{g}[{l * stride + i}]" for l in range(w)) + "};")
+    lines += [f"    const _vd c{i} = {vec(v)};" for i, (_, v) in enumerate(pairs)]
+    outs = list(program.outputs)
+    lines += [f"    const _vd o{i} = {vec(o)};" for i, o in enumerate(outs)]
+    lines += [f"    for (int l = 0; l < {w}; ++l) {{"]
+    lines += [f"        out[l * {size} + {i}] = o{i}[l];" for i in range(r)]
+    if k:
+        lines += [f"        double A[{k * k}] = {{" + ", ".join(f"o{r + j}[l]" for j in range(k * k)) + "};",
+                  f"        double b[{k}] = {{" + ", ".join(f"o{r + k * k + j}[l]" for j in range(k)) + "};",
+                  f"        status += _elim({k}, A, b, out + l * {size} + {r});"]
+    lines += ["    }", "    return status;", "}",
+              f"long {name}_batch(long N, const double *t, long ts, const double *Y, const double *P, long ps, "
+              "double *OUT) {",
+              f"    double tl[{w}], yl[{w * max(ny, 1)}], pl[{w * max(np_, 1)}], ol[{w * max(size, 1)}]; long bad = 0;",
+              f"    for (long i0 = 0; i0 < N; i0 += {w}) {{",
+              f"        for (int l = 0; l < {w}; ++l) {{",
+              "            const long i = (i0 + l < N) ? i0 + l : N - 1;  /* the last block is padded */",
+              "            tl[l] = t[i * ts];",
+              f"            for (int j = 0; j < {ny}; ++j) yl[l * {max(ny, 1)} + j] = Y[i * {ny} + j];",
+              f"            for (int j = 0; j < {np_}; ++j) pl[l * {max(np_, 1)} + j] = P[i * ps + j];",
+              "        }",
+              f"        bad += {name}_block(tl, yl, pl, ol);",
+              f"        for (int l = 0; l < {w} && i0 + l < N; ++l)",
+              f"            for (int j = 0; j < {size}; ++j) OUT[(i0 + l) * {size} + j] = ol[l * {size} + j];",
+              "    }",
+              "    return bad;",
+              "}"]
+    return "\n".join(lines)
 
 
 def c_text(program: Program, groups: Sequence, solve: tuple | None = None) -> str:
@@ -235,9 +258,48 @@ _LIBRARIES: dict = {}  # digest -> ctypes.CDLL (per process)
 BUILD_NOTICES: list = []
 
 
-def _build(source: str, compiler: str) -> ctypes.CDLL:
+def vector_flags() -> tuple:
+    """Extra compiler flags for the vectorised kernel on this CPU: ``-mavx512f`` where the processor has
+    AVX-512 (8 doubles in one register), ``-mavx2`` where it has AVX2 (4), else none (SSE2) — read from
+    Linux's ``/proc/cpuinfo``.  Never
+    ``-march=native`` or FMA: a cached library must run on this CPU type and give the bits of the scalar
+    code (``-ffp-contract=off``)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    if platform.machine() not in ("x86_64", "AMD64"):
+                        return ()
+                    words = set(line.split())
+                    return ("-mavx512f",) if "avx512f" in words else ("-mavx2",) if "avx2" in words else ()
+    except OSError:
+        pass
+    return ()
+
+
+def build_library(source: str, extra_flags: Sequence = ()) -> ctypes.CDLL:
+    """The shared library of C ``source`` (:func:`c_source` and code built on it, e.g. the compiled
+    integrators of :mod:`anholo.numerics.batch_loop`): loaded from the cache, else compiled into it.
+
+    Raises
+    ------
+    SimulationError
+        If no C compiler is found or the build fails (one line from the compiler)."""
+    compiler = find_compiler()
+    if compiler is None:
+        raise SimulationError("no C compiler found (looked for $CC, cc, gcc, clang); install one or use "
+                              "ANHOLO_CODEGEN=python.")
+    try:
+        return _build(source, compiler, tuple(extra_flags))
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SimulationError(f"the C compiler {compiler} failed on the generated code ({exc}); use "
+                              "ANHOLO_CODEGEN=python.") from None
+
+
+def _build(source: str, compiler: str, extra_flags: tuple = ()) -> ctypes.CDLL:
     """The shared library of ``source``: loaded from the cache, else compiled into it (atomically)."""
-    key = "\0".join([source, " ".join(_CFLAGS), compiler, platform.machine(), platform.system()])
+    flags = tuple(_CFLAGS) + tuple(extra_flags)
+    key = "\0".join([source, " ".join(flags), compiler, platform.machine(), platform.system()])
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     lib = _LIBRARIES.get(digest)
     if lib is not None:
@@ -252,7 +314,7 @@ def _build(source: str, compiler: str) -> ctypes.CDLL:
             fh.write(source)
         tmp_so = tmp_c[:-2] + ".so"
         try:
-            proc = subprocess.run([compiler, *_CFLAGS, "-o", tmp_so, tmp_c, "-lm"], capture_output=True, text=True,
+            proc = subprocess.run([compiler, *flags, "-o", tmp_so, tmp_c, "-lm"], capture_output=True, text=True,
                                   timeout=600)
             if proc.returncode != 0:
                 raise OSError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "compiler failed")
