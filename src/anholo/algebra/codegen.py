@@ -128,7 +128,8 @@ def c_source(program: Program, groups: Sequence, solve: tuple | None = None, nam
     lane, the solve per lane by the same elimination: a lane gives the bits of ``name`` at its point), and
     ``long name_batch(long N, const double *t, long ts, const double *Y, const double *P, long ps,
     double *OUT)``: ``N`` points (``t[i·ts]``, ``Y[i·ny …]``, ``P[i·ps …]``; ``ts = 0`` or ``ps = 0``:
-    shared) through the kernel, returning the number of singular ``M``.  ``prelude=False`` leaves out the
+    shared) through the kernel, returning the number of points where ``M⁻¹F`` is not a number (a singular
+    ``M``).  ``prelude=False`` leaves out the
     helpers (``_sign``, ``_elim``) for a second function in the same source."""
     where = _layout(program, groups)
     table = {}
@@ -209,9 +210,11 @@ def _lanes_source(program, pairs, where, *, solve, name, lanes, ny, np_) -> str:
               f"            for (int j = 0; j < {ny}; ++j) yl[l * {max(ny, 1)} + j] = Y[i * {ny} + j];",
               f"            for (int j = 0; j < {np_}; ++j) pl[l * {max(np_, 1)} + j] = P[i * ps + j];",
               "        }",
-              f"        bad += {name}_block(tl, yl, pl, ol);",
-              f"        for (int l = 0; l < {w} && i0 + l < N; ++l)",
+              f"        {name}_block(tl, yl, pl, ol);",
+              f"        for (int l = 0; l < {w} && i0 + l < N; ++l) {{",
               f"            for (int j = 0; j < {size}; ++j) OUT[(i0 + l) * {size} + j] = ol[l * {size} + j];",
+              f"            if ({k} > 0 && isnan(ol[l * {size} + {r}])) ++bad;",
+              "        }",
               "    }",
               "    return bad;",
               "}"]

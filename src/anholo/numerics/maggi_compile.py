@@ -55,6 +55,10 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     v = [s.name for s in nh.free_velocities]
     prog = nh.program(multipliers=False)
     params = [str(a) for a in prog.args[n + m:] if str(a) not in ("t",) and (nh.time is None or str(a) != nh.time.name)]
+    # parameters that only the read-outs use (e.g. the rod's length in a holonomic constraint whose derivative
+    # does not involve it): runtime arguments too
+    used = {str(x) for e in [nh.lagrangian, *nh.holonomic, *nh.constraints] for x in to_engine(e).free_symbols}
+    params += [s.name for s in chart.parameters if s.name not in params and s.name in used]
     state = q + v
     time = [nh.time.name] if nh.time is not None else []
     # the right-hand side: one generated function (C where a compiler works, else Python) that evaluates
