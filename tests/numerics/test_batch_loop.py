@@ -222,3 +222,59 @@ def test_whipple_bicycle_batch_equals_serial_runs_bit_for_bit():
     Ys = loop.rhs_batch(res["y"][:, -1], P)
     one = c.rhs(P[3])(3.0, res["y"][3, -1])
     assert np.array_equal(Ys[3], one)  # the kernel's lane = the scalar C function
+
+
+@pytest.mark.parametrize("backend", ["python", "c"])
+def test_generated_jacobian_of_an_implicit_rhs_equals_sympy(backend):
+    """``(ẋ, ∂ẋ/∂y)`` of ``ẋ = (x y, M⁻¹F)`` from the same program (:func:`codegen.generate_jacobian`) against
+    sympy: ``M.LUsolve(F)`` differentiated by ``diff`` and evaluated by ``evalf``."""
+    M = sp.Matrix([[2 + sp.cos(x), a * y], [y, 3 + sp.sin(x) ** 2]])
+    F = sp.Matrix([sp.exp(y) * b, x - t])
+    args = [se.Symbol(s_.name) for s_ in (t, x, y, a, b)]
+    groups = [("t", [se.Symbol("t")]), ("y", [se.Symbol("x"), se.Symbol("y")]), ("p", [se.Symbol("a"), se.Symbol("b")])]
+    # ẋ = M⁻¹F (no explicit rates): the state (x, y) is the solution of M ẋ = F
+    f = codegen.generate_jacobian(Program.from_expressions(args, [se.sympify(e) for e in list(M) + list(F)]),
+                                  groups, (0, 2), backend=backend)
+    assert f.backend == backend
+    xs = M.LUsolve(F)
+    Jx = xs.jacobian([x, y])
+    pt = {t: 0.3, x: 0.7, y: -0.4, a: 1.2, b: 0.8}
+    got = f(pt[t], [pt[x], pt[y]], [pt[a], pt[b]])
+    want = [float(v.evalf(30, subs=pt)) for v in xs] + [float(v.evalf(30, subs=pt)) for v in Jx]
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-13)
+    assert not np.allclose(got[2:] * 1.001, want[2:], rtol=1e-9, atol=0)
+    # explicit outputs only: the Jacobian of (x y, x − y²)
+    g = codegen.generate_jacobian(Program.from_expressions(args, [se.sympify(x * y), se.sympify(x - y**2)]), groups,
+                                  backend=backend)
+    assert np.allclose(g(0.3, [0.7, -0.4], [1.2, 0.8]), [0.7 * -0.4, 0.7 - 0.16, -0.4, 0.7, 1.0, 0.8])
+
+
+def test_implicit_methods_get_the_generated_jacobian(monkeypatch):
+    """The Jacobian generated from the field's program equals central differences of the right-hand side, and
+    Radau uses it: the motion is the one of the equations written here (scipy, DOP853)."""
+    from anholo.numerics.batch_loop import jacobian_function
+
+    c = compile_system(from_system(System.load("spherical_pendulum"), "euler-lagrange"))
+    p = c.parameter_vector()
+    jac = jacobian_function(c, p)
+    assert jac is not None
+    y0 = np.array([0.8, 0.0, 0.0, 1.0])
+    f = c.rhs(p)
+    eps = 1e-6
+    fd = np.array([(f(0.0, y0 + eps * e) - f(0.0, y0 - eps * e)) / (2 * eps) for e in np.eye(4)]).T
+    assert np.allclose(jac(0.0, y0), fd, atol=1e-7)
+    with_jac = simulate(c, 2.0, [0.8, 0.0], [0.0, 1.0], method="Radau", rtol=1e-9, atol=1e-11, points=11)
+    g = dict(zip(c.parameters, p))["g"]
+    ref = solve_ivp(_pendulum_el(g, dict(zip(c.parameters, p)).get("l", 1.0)), (0, 2), y0, method="DOP853",
+                    rtol=1e-12, atol=1e-12, t_eval=with_jac.t)
+    assert np.allclose(with_jac.states, ref.y, atol=1e-6)
+    calls = []
+    real = jacobian_function
+
+    def counted(*a, **k):
+        j = real(*a, **k)
+        return lambda t_, y_: calls.append(t_) or j(t_, y_)
+
+    monkeypatch.setattr("anholo.numerics.batch_loop.jacobian_function", counted)
+    again = simulate(c, 2.0, [0.8, 0.0], [0.0, 1.0], method="Radau", rtol=1e-9, atol=1e-11, points=11)
+    assert calls and np.array_equal(again.states, with_jac.states)  # the solver used the generated Jacobian

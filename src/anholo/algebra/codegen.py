@@ -45,9 +45,10 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import SimulationError
+from .engine import se
 from .program import MATH_NAMESPACE, ExpressionPrinter, Program
 
-__all__ = ["GeneratedFunction", "generate", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
+__all__ = ["GeneratedFunction", "generate", "generate_jacobian", "build_library", "vector_flags", "operation_count", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
            "chosen_backend"]
 
 BACKENDS = ("auto", "c", "python")
@@ -331,6 +332,43 @@ def _build(source: str, compiler: str, extra_flags: tuple = ()) -> ctypes.CDLL:
     return lib
 
 
+def operation_count(program: Program) -> dict:
+    """The arithmetic of the straight-line program as generated (its pruned definitions and outputs):
+    ``{"add": …, "mul": …, "div": …, "pow": …, "function": …, "total": …, "definitions": …}``.
+
+    Counted as :func:`sympy.count_ops` counts a cse'd expression: an ``Add`` of ``k`` terms is ``k − 1``
+    additions or subtractions, a ``Mul`` of ``k`` factors ``k − 1`` multiplications, a factor ``−1`` being a
+    sign (no operation), a small integer power ``x^m`` ``|m| − 1`` multiplications (and a division if
+    ``m < 0``), any other power or function one operation.  The solve of an implicit form is not counted."""
+    c = {"add": 0, "mul": 0, "div": 0, "pow": 0, "function": 0}
+    p = program.pruned()
+    stack = [v for _, v in p.pairs] + list(p.outputs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, se.Symbol) or e.is_Number:
+            continue
+        args = e.args
+        if isinstance(e, se.Add):
+            c["add"] += len(args) - 1
+        elif isinstance(e, se.Mul):
+            c["mul"] += len(args) - 1 - (1 if args[0] == -1 else 0)
+        elif isinstance(e, se.Pow):
+            base, ex = args
+            if ex.is_Integer and 0 < abs(int(ex)) <= 4:
+                c["mul"] += abs(int(ex)) - 1
+                c["div"] += 1 if int(ex) < 0 else 0
+            else:
+                c["pow"] += 1
+            stack.append(base)
+            continue
+        else:
+            c["function"] += 1
+        stack.extend(args)
+    c["total"] = sum(c.values())
+    c["definitions"] = len(p.pairs)
+    return c
+
+
 # --- Python ----------------------------------------------------------------------------------------
 def python_source(program: Program, groups: Sequence, solve: tuple | None = None, name: str = "_f") -> str:
     """Python source of ``name(t, y, p)`` returning a list (the same contract as :func:`c_source`)."""
@@ -486,6 +524,91 @@ def generate(program: Program, groups: Sequence, solve: tuple | None = None,
     size = len(program.outputs) if solve is None else solve[0] + solve[1]
     c_src = c_text(program, groups, solve) if b != "python" and find_compiler() is not None else ""
     return from_sources(c_src, python_source(program, groups, solve), size, n_state, n_params, b)
+
+
+def generate_jacobian(program: Program, groups: Sequence, solve: tuple | None = None,
+                      backend: str | None = None) -> GeneratedFunction:
+    """``f(t, y, p) -> (ẋ, J)`` flattened (``n + n²`` entries, ``J`` row-major, ``J_ij = ∂ẋ_i/∂y_j``): the
+    right-hand side of :func:`generate` and its Jacobian with respect to the state, from the same program.
+
+    The derivatives of the outputs are :meth:`Program.derivatives` (forward mode along the shared
+    definitions, nothing expanded).  For an implicit right-hand side (``solve=(r, k)``: rates ``K``, then
+    ``M``, ``F``, ``ẋ = (K, x)`` with ``M x = F``) the Jacobian of ``x`` is ``∂x/∂y_j = M⁻¹ (∂F/∂y_j −
+    (∂M/∂y_j) x)`` (differentiating ``M x = F``), each column solved by the same elimination as ``x`` —
+    the Jacobian an implicit integrator (Radau, BDF) or a linearisation needs, at the cost of about
+    ``n`` derivative sweeps of the program, with no finite differences."""
+    b = chosen_backend(backend)
+    gdict = {g: list(s) for g, s in groups}
+    state = gdict.get("y", [])
+    ny, n_params = len(state), len(gdict.get("p", ()))
+    dprog, _ = program.derivatives(state)
+    n_out = len(program.outputs)
+    r, k = solve if solve is not None else (n_out, 0)
+    if r + k != ny:
+        raise SimulationError(f"a Jacobian needs as many rates as states ({r} + {k} for {ny} states).")
+    size = ny + ny * ny
+    c_src = ""
+    if b != "python" and find_compiler() is not None:
+        try:
+            body = c_source(dprog, groups, None, name="anholo_o")
+        except (SimulationError, TypeError, ValueError, RuntimeError):
+            body = ""
+        if body:
+            c_src = body + _JAC_C % {"n_all": len(dprog.outputs), "n_out": n_out, "r": r, "k": k, "ny": ny,
+                                     "kk": max(k * k, 1), "k1": max(k, 1)}
+    py = python_source(dprog, groups, None, name="_o") + _JAC_PY % {"n_out": n_out, "r": r, "k": k, "ny": ny}
+    return from_sources(c_src, py, size, ny, n_params, b)
+
+
+_JAC_C = """
+int anholo_f(double t, const double *y, const double *p, double *out) {
+    double o[%(n_all)d], A[%(kk)d], b[%(k1)d], x[%(k1)d], z[%(k1)d];
+    int status = 0;
+    anholo_o(t, y, p, o);
+    const double *D = o + %(n_out)d;  /* D[i * NY + j] = d out_i / d y_j */
+    for (int i = 0; i < %(r)d; ++i) {
+        out[i] = o[i];
+        for (int j = 0; j < %(ny)d; ++j) out[%(ny)d + i * %(ny)d + j] = D[i * %(ny)d + j];
+    }
+    if (%(k)d > 0) {
+        for (int i = 0; i < %(k)d * %(k)d; ++i) A[i] = o[%(r)d + i];
+        for (int i = 0; i < %(k)d; ++i) b[i] = o[%(r)d + %(k)d * %(k)d + i];
+        status = _elim(%(k)d, A, b, x);
+        for (int a = 0; a < %(k)d; ++a) out[%(r)d + a] = x[a];
+        for (int j = 0; j < %(ny)d; ++j) {
+            for (int i = 0; i < %(k)d * %(k)d; ++i) A[i] = o[%(r)d + i];
+            for (int a = 0; a < %(k)d; ++a) {
+                double s = D[(%(r)d + %(k)d * %(k)d + a) * %(ny)d + j];
+                for (int c = 0; c < %(k)d; ++c) s -= D[(%(r)d + a * %(k)d + c) * %(ny)d + j] * x[c];
+                b[a] = s;
+            }
+            status |= _elim(%(k)d, A, b, z);
+            for (int a = 0; a < %(k)d; ++a) out[%(ny)d + (%(r)d + a) * %(ny)d + j] = z[a];
+        }
+    }
+    return status;
+}
+"""
+
+_JAC_PY = """
+def _f(t, y, p):
+    o = _o(t, y, p)
+    n_out, r, k, ny = %(n_out)d, %(r)d, %(k)d, %(ny)d
+    D = o[n_out:]
+    head = o[:r]
+    J = [D[i * ny:(i + 1) * ny] for i in range(r)]
+    if k:
+        M = o[r:r + k * k]
+        x = _gauss(M, o[r + k * k:r + k * k + k], k)
+        head = head + x
+        cols = []
+        for j in range(ny):
+            rhs = [D[(r + k * k + a) * ny + j] - sum(D[(r + a * k + c) * ny + j] * x[c] for c in range(k))
+                   for a in range(k)]
+            cols.append(_gauss(M, rhs, k))
+        J += [[cols[j][a] for j in range(ny)] for a in range(k)]
+    return head + [v for row in J for v in row]
+"""
 
 
 _GENERATED: dict = {}  # (digest of the sources, backend) -> GeneratedFunction (per process)

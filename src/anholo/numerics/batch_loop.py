@@ -44,7 +44,8 @@ from ..algebra import codegen
 from ..algebra.program import Program, c_float
 from ..errors import SimulationError
 
-__all__ = ["CompiledLoop", "compiled_loop", "loop_source", "register_program", "STATUS_TEXT", "lanes"]
+__all__ = ["CompiledLoop", "compiled_loop", "loop_source", "register_program", "STATUS_TEXT", "lanes",
+           "jacobian_function", "program_of", "JACOBIAN_LIMIT"]
 
 #: Why a run of the compiled loop ended, by its status.
 STATUS_TEXT = {0: "ok", 1: "the projection onto the holonomic constraints did not converge",
@@ -399,6 +400,51 @@ class CompiledLoop:
 
 
 _LOOPS: dict = {}
+_JACOBIANS: dict = {}
+
+#: Largest derivative program (definitions) whose Jacobian :func:`jacobian_function` generates by itself:
+#: beyond it the build costs more than finite differences save (the Whipple bicycle: 7,151 definitions,
+#: a C build of about 230 s against 19 µs per Jacobian, docs/benchmarks.rst).
+JACOBIAN_LIMIT = 2000
+
+
+def program_of(compiled):
+    """``(program, groups, solve, holonomic program, n)`` of a compiled field's right-hand side in this
+    process, or None."""
+    entry = _PROGRAMS.get(hashlib.sha256(compiled.source.encode()).hexdigest())
+    if entry is None and getattr(compiled, "ode", None) is not None and not getattr(compiled, "control_names", ()):
+        entry = _exact_program(compiled)
+    return entry
+
+
+def jacobian_function(compiled, p, *, limit: int | None = JACOBIAN_LIMIT):
+    """``jac(t, y) -> (n, n)``: the Jacobian of the compiled right-hand side at the parameter vector ``p``,
+    generated from its program (:func:`anholo.algebra.codegen.generate_jacobian`), or None (no program in
+    this process, or a derivative program of more than ``limit`` definitions: the solver's finite
+    differences are then cheaper overall)."""
+    entry = program_of(compiled)
+    if entry is None:
+        return None
+    program, groups, solve, _, _ = entry
+    key = (hashlib.sha256(compiled.source.encode()).hexdigest(), codegen.chosen_backend())
+    if key not in _JACOBIANS:
+        state = dict(groups)["y"]
+        if limit is not None and len(program.pruned().pairs) * (1 + len(state) // 2) > limit:
+            _JACOBIANS[key] = None  # a cheap bound on the derivative program's size
+        else:
+            try:
+                _JACOBIANS[key] = codegen.generate_jacobian(program, groups, solve)
+            except SimulationError:
+                _JACOBIANS[key] = None
+    f = _JACOBIANS[key]
+    if f is None:
+        return None
+    g, n = f.bind(p), f.n_state
+
+    def jac(t, y):
+        return g(t, y)[n:].reshape(n, n)
+
+    return jac
 
 
 def compiled_loop(compiled) -> CompiledLoop | None:
@@ -412,9 +458,7 @@ def compiled_loop(compiled) -> CompiledLoop | None:
     key = hashlib.sha256(compiled.source.encode()).hexdigest()
     if key in _LOOPS:
         return _LOOPS[key]
-    entry = _PROGRAMS.get(key)
-    if entry is None and getattr(compiled, "ode", None) is not None:
-        entry = _exact_program(compiled)
+    entry = program_of(compiled)
     if entry is None:
         return None
     program, groups, solve, hol, nq = entry
