@@ -179,6 +179,10 @@ def test_simulate_batch_routes_and_errors(monkeypatch):
         simulate_batch(c, 2.0, runs, workers=1, loop="compiled")  # no output times
     with pytest.raises(SimulationError, match="compiled loop"):
         simulate_batch(c, 2.0, runs, workers=1, points=5, method="RK45", loop="compiled")
+    with pytest.raises(SimulationError, match="compiled loop"):
+        simulate_batch(c, (2.0, 0.0), runs, workers=1, points=5, loop="compiled")  # backwards in time
+    back = simulate_batch(c, (2.0, 0.0), runs[:1], workers=1, points=5)  # auto: the per-run route
+    assert np.array_equal(back[0].q, simulate(c, (2.0, 0.0), *runs[0], points=5).q)
     monkeypatch.setenv("ANHOLO_CODEGEN", "python")
     with pytest.raises(SimulationError, match="compiled loop"):
         simulate_batch(c, 2.0, runs, workers=1, points=5, loop="compiled")

@@ -489,10 +489,16 @@ class GeneratedFunction:
         fn, pa, ya, oa, size = self._fn, pbuf.ctypes.data, ybuf.ctypes.data, obuf.ctypes.data, self.size
         keep = (pbuf, ybuf, obuf)
 
-        def g(t, y, _keep=keep):
-            ybuf[:] = y
-            fn(t, ya, pa, oa)
-            return obuf[:size].copy()
+        if size == len(obuf):
+            def g(t, y, _keep=keep):
+                ybuf[:] = y
+                fn(t, ya, pa, oa)
+                return obuf.copy()  # (a slice and its copy cost 0.3 µs more)
+        else:
+            def g(t, y, _keep=keep):
+                ybuf[:] = y
+                fn(t, ya, pa, oa)
+                return obuf[:size].copy()
 
         g.backend = "c"
         return g

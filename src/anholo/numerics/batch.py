@@ -225,7 +225,7 @@ def _stop(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
             pass
 
 
-def loop_eligible(compiled, options: Mapping, *, require_times: bool = True):
+def loop_eligible(compiled, options: Mapping, *, require_times: bool = True, t_span=None):
     """The :class:`~anholo.numerics.batch_loop.CompiledLoop` for runs of ``compiled`` with these
     :func:`~anholo.numerics.integrate.simulate` options, or None where the runs take the per-run route
     (another method, events, dense output, inputs, ``project=False`` with holonomic constraints, no output
@@ -240,6 +240,10 @@ def loop_eligible(compiled, options: Mapping, *, require_times: bool = True):
         return None
     if options.get("project", True) is False and compiled.holonomic_count:
         return None
+    if t_span is not None:  # the loop integrates forward, with its output times inside the interval
+        t0, t1, times = _output_times(t_span, options)
+        if not t1 > t0 or np.any(np.diff(times) < 0) or times.size == 0 or times[0] < t0 or times[-1] > t1:
+            return None
     return compiled_loop(compiled)
 
 
@@ -356,11 +360,11 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
     runs = _runs(initial_states, parameters)
     if loop not in ("auto", "compiled", "runs"):
         raise SimulationError(f"loop must be 'auto', 'compiled' or 'runs', got {loop!r}.")
-    cl = loop_eligible(compiled, options) if loop != "runs" else None
+    cl = loop_eligible(compiled, options, t_span=t_span) if loop != "runs" else None
     if loop == "compiled" and cl is None:
         raise SimulationError("the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python'), output times "
-                              "(points= or t_eval=), the default method DOP853 without events, dense output, extra "
-                              "solver options or control inputs; use loop='runs'.")
+                              "(points= or t_eval=, increasing, inside a forward t_span), the default method DOP853 "
+                              "without events, dense output, extra solver options or control inputs; use loop='runs'.")
     if cl is not None:
         results = map_loop(compiled, cl, t_span, runs, options, workers=workers, scheduler=scheduler,
                            progress=progress, progress_stream=progress_stream)

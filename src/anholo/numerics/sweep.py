@@ -463,7 +463,8 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
             on_row(rows[i])
 
     interrupted = ""
-    loop = loop_eligible(compiled, options) if other is None and compiled_loop_wanted(loop_route) else None
+    loop = loop_eligible(compiled, options, t_span=float(t_end)) if other is None and compiled_loop_wanted(loop_route) \
+        else None
     if loop_route == "compiled" and loop is None:
         raise SimulationError("the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python'), the default "
                               "method DOP853, no --gap comparison and no control inputs; use loop='runs'.")
