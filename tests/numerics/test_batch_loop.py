@@ -282,3 +282,25 @@ def test_implicit_methods_get_the_generated_jacobian(monkeypatch):
     monkeypatch.setattr("anholo.numerics.batch_loop.jacobian_function", counted)
     again = simulate(c, 2.0, [0.8, 0.0], [0.0, 1.0], method="Radau", rtol=1e-9, atol=1e-11, points=11)
     assert calls and np.array_equal(again.states, with_jac.states)  # the solver used the generated Jacobian
+
+
+def test_cli_sweep_loop_option(tmp_path, capsys, monkeypatch):
+    """``anholo sweep --loop compiled`` writes the rows of ``sweep(..., loop="compiled")``; ``--loop compiled``
+    without a compiler's route (ANHOLO_CODEGEN=python) is a one-line error."""
+    import csv
+    from anholo import cli
+
+    out = tmp_path / "t.csv"
+    args = ["sweep", "spherical_pendulum", "--param", "g=1:9:3", "--q0", "0.8,0", "--qdot0", "0,1", "--t-end", "1",
+            "--workers", "1", "--quiet", "--loop", "compiled"]
+    assert cli.main(args + ["--csv", str(out)]) == 0
+    api = sweep(System.load("spherical_pendulum"), {"g": (1.0, 9.0, 3)}, [0.8, 0.0], [0.0, 1.0], 1.0, workers=1,
+                loop="compiled")
+    with open(out, newline="") as fh:
+        rows = list(csv.reader(fh))[1:]
+    assert [[repr(x) if isinstance(x, float) else str(x) for x in r] for r in api.rows] == rows
+    capsys.readouterr()
+    monkeypatch.setenv("ANHOLO_CODEGEN", "python")
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "compiled loop" in err and len(err.strip().splitlines()) == 1
