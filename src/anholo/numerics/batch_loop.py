@@ -344,7 +344,10 @@ class CompiledLoop:
     _lib: object = field(default=None, repr=False)
 
     def __post_init__(self):
-        lib = codegen.build_library(self.source, self.flags)
+        # only the vector instructions this CPU has (a Dask worker may lack AVX-512): without them the same
+        # source gives the same bits, the vectors split into narrower ones
+        usable = set(codegen.vector_flags())
+        lib = codegen.build_library(self.source, tuple(f for f in self.flags if f in usable))
         fn = lib.anholo_loop
         fn.restype = ctypes.c_long
         fn.argtypes = (ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_double,
