@@ -307,3 +307,11 @@ def test_cli_sweep_loop_option(tmp_path, capsys, monkeypatch):
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert "compiled loop" in err and len(err.strip().splitlines()) == 1
+
+
+def test_euler_lagrange_field_is_not_projected():
+    """The non-minimal pendulum's Euler–Lagrange field (no constraints in its motion: a free fall) is not
+    projected onto the circle by the loop, as ``simulate`` does not project it: x(t) = x0 + g t²/2."""
+    c = compile_system(from_system(System.load("nonminimal_pendulum"), "euler-lagrange"))
+    tr = simulate_batch(c, 0.5, [([1.0, 0.0], [0.0, 0.0])], workers=1, points=6, loop="compiled")[0]
+    assert np.allclose(tr.q[0], 1.0 + 9.81 * tr.t**2 / 2, atol=1e-10) and np.allclose(tr.q[1], 0.0)

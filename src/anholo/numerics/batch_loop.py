@@ -487,7 +487,7 @@ def _exact_program(compiled):
         return None
     natural = compiled.kind == "chetaev" or compiled.state_names[compiled.n:2 * compiled.n] == tuple(
         f"{c}_dot" for c in compiled.coordinate_names)
-    if ode.holonomic and natural:
+    if ode.holonomic and natural and compiled.kind != "euler-lagrange":
         return None
     try:
         rates = [to_engine(e) for e in ode.rates]
@@ -495,8 +495,9 @@ def _exact_program(compiled):
         state = [to_engine(s) for s in ode.state]
         params = [to_engine(p) for p in ode.parameters]
         program = Program.from_expressions(time + state + params, rates)
+        # projected as simulate projects: not the Euler–Lagrange field (its motion ignores the constraints)
         hol = Program.from_expressions(time + state + params, [to_engine(h) for h in ode.holonomic]) \
-            if ode.holonomic else None
+            if ode.holonomic and compiled.kind != "euler-lagrange" else None
     except Exception:  # noqa: BLE001 - an expression symengine cannot take: the per-run route
         return None
     return program, (("t", time), ("y", state), ("p", params)), None, hol, compiled.n
