@@ -315,3 +315,25 @@ def test_euler_lagrange_field_is_not_projected():
     c = compile_system(from_system(System.load("nonminimal_pendulum"), "euler-lagrange"))
     tr = simulate_batch(c, 0.5, [([1.0, 0.0], [0.0, 0.0])], workers=1, points=6, loop="compiled")[0]
     assert np.allclose(tr.q[0], 1.0 + 9.81 * tr.t**2 / 2, atol=1e-10) and np.allclose(tr.q[1], 0.0)
+
+
+def test_bound_c_function_through_the_extension_and_its_fallbacks():
+    """The bound C function (a CPython builtin reading the arrays' buffers) gives the bits of the ctypes call,
+    also for states that are not contiguous float64 arrays (copied first), and evalf's values."""
+    prog = Program.from_expressions([se.Symbol(s_.name) for s_ in (t, x, y, a, b)], [se.sympify(e) for e in EXPRS])
+    groups = [("t", [se.Symbol("t")]), ("y", [se.Symbol("x"), se.Symbol("y")]), ("p", [se.Symbol("a"), se.Symbol("b")])]
+    f = codegen.generate(prog, groups, backend="c")
+    if codegen._python_include() is not None:
+        assert f._ext is not None
+    g = f.bind([1.1, 0.6])
+    want = f(0.4, [0.7, -0.3], [1.1, 0.6])
+    wide = np.array([[0.7, 9.0], [-0.3, 9.0]])
+    for state in (np.array([0.7, -0.3]), [0.7, -0.3], wide[:, 0], np.array([0.7, -0.3], dtype=np.float32)):
+        got = g(0.4, state)
+        if isinstance(state, np.ndarray) and state.dtype == np.float32:
+            assert np.array_equal(got, f(0.4, state.astype(float), [1.1, 0.6]))
+        else:
+            assert np.array_equal(got, want)
+    subs = {t: 0.4, x: 0.7, y: -0.3, a: 1.1, b: 0.6}
+    assert np.allclose(want, [float(e.evalf(30, subs=subs)) for e in EXPRS], rtol=1e-12)
+    assert g(0.4, np.array([0.7, -0.3])) is not g(0.4, np.array([0.7, -0.3]))  # a new array per call
