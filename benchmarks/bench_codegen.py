@@ -12,8 +12,8 @@ at the same state, parameters as runtime arguments:
 * ``symengine llvm``: ``symengine.Lambdify(args, outputs, cse=True, backend="llvm")`` on the program's
   outputs (the shared definitions substituted, symengine keeps them shared), plus ``numpy.linalg.solve``;
 * ``numba``: listed when installed (it is not a dependency of anholo);
-* ``codegen c (ctypes)``: :func:`generate` with ``backend="c"`` called from Python through its bound
-  form (what the integrators call);
+* ``codegen c (bound)``: :func:`generate` with ``backend="c"`` called from Python through its bound
+  form (what the integrators call: the CPython wrapper built into the library, else ctypes);
 * ``C reference``: the same C function timed by a C driver loop (built here with the same compiler and
   flags, and with ``-O3``) — the measured limit the Python-callable is compared against.
 
@@ -288,12 +288,13 @@ def main(argv=None) -> int:
         build = time.perf_counter() - t0
         fc = gc_.bind(p)
         assert np.allclose(fc(0.0, y), ref, rtol=1e-10, atol=1e-12)
-        row("codegen c (ctypes)", per_call(lambda: fc(0.0, y)), build, f"{cc} {' '.join(codegen._CFLAGS)}")
+        row("codegen c (bound)", per_call(lambda: fc(0.0, y)), build,
+            f"{cc} {' '.join(codegen._CFLAGS)}; " + ("CPython wrapper" if gc_._ext is not None else "ctypes"))
         for flags in (["-O2", "-fno-math-errno", "-ffp-contract=off"], ["-O3", "-fno-math-errno", "-ffp-contract=off"]):
             us, built = c_reference(src, y, p, n + m, flags)
             row("C reference " + " ".join(flags), us * 1e-6, built, "C driver loop, same source")
     else:
-        row("codegen c (ctypes)", None, note="no C compiler")
+        row("codegen c (bound)", None, note="no C compiler")
 
     # many states at once: the vectorised kernel (anholo.numerics.batch_loop), one call for N states
     batch = {}
