@@ -337,3 +337,16 @@ def test_bound_c_function_through_the_extension_and_its_fallbacks():
     subs = {t: 0.4, x: 0.7, y: -0.3, a: 1.1, b: 0.6}
     assert np.allclose(want, [float(e.evalf(30, subs=subs)) for e in EXPRS], rtol=1e-12)
     assert g(0.4, np.array([0.7, -0.3])) is not g(0.4, np.array([0.7, -0.3]))  # a new array per call
+
+
+def test_bound_c_function_without_the_extension(monkeypatch):
+    """Without the CPython wrapper (no Python headers: ANHOLO_NO_EXTENSION) the bound function is the ctypes
+    one, with the same bits."""
+    prog = Program.from_expressions([se.Symbol(s_.name) for s_ in (t, x, y, a, b)], [se.sympify(e) for e in EXPRS])
+    groups = [("t", [se.Symbol("t")]), ("y", [se.Symbol("x"), se.Symbol("y")]), ("p", [se.Symbol("a"), se.Symbol("b")])]
+    with_ext = codegen.generate(prog, groups, backend="c").bind([1.1, 0.6])(0.4, np.array([0.7, -0.3]))
+    monkeypatch.setenv("ANHOLO_NO_EXTENSION", "1")
+    monkeypatch.setattr(codegen, "_GENERATED", {})
+    f = codegen.generate(prog, groups, backend="c")
+    assert f._ext is None
+    assert np.array_equal(f.bind([1.1, 0.6])(0.4, np.array([0.7, -0.3])), with_ext)

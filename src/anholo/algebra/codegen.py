@@ -20,7 +20,8 @@ Backends, chosen by availability (``backend=`` or the environment variable ``ANH
   SHA-256 of the source, the flags, the compiler and the platform — a second process (or a worker of
   a batch) loads it without compiling.  The bound form (:meth:`GeneratedFunction.bind`, what the
   integrators call) goes through a CPython wrapper built into the same library (``METH_FASTCALL``, the
-  arrays read through the buffer protocol) where Python's headers exist, else through :mod:`ctypes` with
+  arrays read through the buffer protocol) where Python's headers exist (``ANHOLO_NO_EXTENSION=1`` leaves it
+  out), else through :mod:`ctypes` with
   the state copied into a preallocated buffer (docs/benchmarks.rst, *Code generation*, for the costs).
 * ``"python"``: the same program as Python with :mod:`math` (one local per definition), the same
   elimination in a small Python function — no compiler needed (the fallback; ``auto`` uses it when no
@@ -716,8 +717,12 @@ def _build_with_extension(c_src: str, compiler: str, n_state: int) -> tuple:
         return None, None
     name = "anholo_ext_" + hashlib.sha256(c_src.encode()).hexdigest()[:16]
     src = "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n" + c_src + _EXT_WRAPPER % {"ny": n_state, "name": name}
+    flags = (f"-I{inc}",) + (("-undefined", "dynamic_lookup") if platform.system() == "Darwin" else ())
+    failed = _cache_dir() / f"{name}_{hashlib.sha256(compiler.encode()).hexdigest()[:8]}.failed"
+    if failed.exists():  # tried before on this machine: the plain library only (no second failing build)
+        return None, None
     try:
-        lib = _build(src, compiler, (f"-I{inc}",))
+        lib = _build(src, compiler, flags)
         import importlib.machinery
         import importlib.util
 
@@ -727,6 +732,10 @@ def _build_with_extension(c_src: str, compiler: str, n_state: int) -> tuple:
         loader.exec_module(mod)
         return lib, mod.call
     except (OSError, ImportError, subprocess.SubprocessError, SimulationError):
+        try:
+            failed.touch()
+        except OSError:
+            pass
         return None, None
 
 
