@@ -12,10 +12,17 @@ at the same state, parameters as runtime arguments:
 * ``symengine llvm``: ``symengine.Lambdify(args, outputs, cse=True, backend="llvm")`` on the program's
   outputs (the shared definitions substituted, symengine keeps them shared), plus ``numpy.linalg.solve``;
 * ``numba``: listed when installed (it is not a dependency of anholo);
-* ``codegen c (ctypes)``: :func:`generate` with ``backend="c"`` called from Python through its bound
-  form (what the integrators call);
+* ``codegen c (bound)``: :func:`generate` with ``backend="c"`` called from Python through its bound
+  form (what the integrators call: the CPython wrapper built into the library, else ctypes);
 * ``C reference``: the same C function timed by a C driver loop (built here with the same compiler and
   flags, and with ``-O3``) — the measured limit the Python-callable is compared against.
+
+Then the vectorised kernel of :mod:`anholo.numerics.batch_loop` (states per second, one call for 8,192
+states, its lanes checked bit for bit against the scalar C function) and one 10 s run in the compiled loop;
+the operation count of the field programs (:func:`anholo.algebra.codegen.operation_count`) of the bicycle
+and of ``n_trailer_1/3/5``; whole processes (``--repeats``): ``anholo simulate whipple_bicycle`` against
+PyDy's ``generate_ode_function`` on sympy's KanesMethod bicycle with the ``lambdify`` and ``cython``
+generators (where installed).
 
 Then a 10 s simulation at 5 m/s from a slightly leaned upright state (:func:`anholo.numerics.simulate`,
 DOP853, rtol 1e-8 and the default 1e-10) with the Python and the C right-hand sides, after set-up.
@@ -117,6 +124,87 @@ def c_reference(src: str, y, p, size: int, flags: list) -> tuple:
     return float(out[0]), built
 
 
+PYDY_SCRIPT = r'''
+import sys, time
+GEN = sys.argv[1]
+sys.path.insert(0, %(tests)r)
+import numpy as np
+import sympy as sp
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+from mechanics_models import whipple_bicycle
+from pydy.codegen.ode_function_generators import generate_ode_function
+KM, values = whipple_bicycle()
+q, u = list(KM.q), list(KM.u)
+consts = list(values)
+rhs = generate_ode_function(KM.forcing_full, q, u, consts, mass_matrix=KM.mass_matrix_full, generator=GEN)
+p = np.array([float(values[c]) for c in consts])
+qv = {q[0]: 0.0, q[1]: 0.01, q[2]: 0.0}  # q_ind = (yaw q1, lean q2, steer q5), q_dep = pitch q4
+fh = sp.lambdify(q[3], KM._f_h[0].xreplace(values).xreplace(qv))
+pitch = brentq(lambda x: float(fh(x)), -0.5, 0.5)
+qv[q[3]] = pitch
+ui = {u[0]: 0.0, u[1]: float(sys.argv[2]) / 0.3, u[2]: 0.0}  # u_ind = (lean rate u2, rear wheel u3, steer rate u5)
+Ars = np.array(KM._Ars.xreplace(values).xreplace(qv).evalf().tolist(), float)  # u_dep = Ars u_ind
+ud = Ars @ np.array([float(ui[s]) for s in u[:3]])
+x0 = np.array([float(qv[s]) for s in q] + [float(ui.get(s, 0.0)) for s in u[:3]] + list(ud))
+sol = solve_ivp(lambda t, x: rhs(x, t, p), (0.0, 10.0), x0, method="DOP853", rtol=1e-10, atol=1e-12,
+                t_eval=np.linspace(0, 10, 1001))
+print(GEN, sol.status, sol.nfev, float(sol.y[1, -1]))
+'''
+
+
+def whole_process(q0, qd0, repeats: int) -> dict:
+    """Whole processes timed from outside, interleaved, medians of wall and CPU (user + system) seconds:
+    ``anholo simulate whipple_bicycle`` (10 s at 5 m/s, DOP853 rtol 1e-10, 1001 output times; the C library
+    cached by an earlier run, as on any second use) against PyDy's ``generate_ode_function`` on sympy's
+    KanesMethod bicycle (``mass_matrix_full``, ``forcing_full``; the same state, scipy's DOP853, the same
+    tolerances and output times) with its ``lambdify`` and ``cython`` generators (PyDy compiles the Cython
+    code in every process: it has no cache)."""
+    import resource
+    import statistics
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    env.pop("ANHOLO_CODEGEN", None)
+    fmt = lambda v: ",".join(repr(float(x)) for x in v)  # noqa: E731
+    cmds = {"anholo simulate": [sys.executable, "-m", "anholo", "simulate", "whipple_bicycle", "--q0", fmt(q0),
+                                "--qdot0", fmt(qd0), "--t-end", "10", "--points", "1001", "--quiet"]}
+    script = Path(tempfile.mkdtemp(prefix="anholo-pydy-")) / "pydy_bicycle.py"
+    script.write_text(PYDY_SCRIPT % {"tests": str(ROOT / "tests")})
+    have = {}
+    for gen in ("lambdify", "cython"):
+        try:
+            import pydy  # noqa: F401
+            if gen == "cython":
+                import Cython  # noqa: F401
+            have[gen] = True
+        except ImportError:
+            have[gen] = False
+        if have[gen]:
+            cmds[f"PyDy {gen}"] = [sys.executable, str(script), gen, "5.0"]
+    subprocess.run(cmds["anholo simulate"], env=env, capture_output=True, check=True)  # fills the cache
+    times = {k: [] for k in cmds}
+    outputs = {}
+    for _ in range(repeats):
+        for name, cmd in cmds.items():
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if proc.returncode != 0:
+                outputs[name] = "failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
+                continue
+            outputs[name] = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+            times[name].append((wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)))
+    out = {}
+    for name, ts in times.items():
+        if ts:
+            out[name] = {"wall_s": statistics.median(t[0] for t in ts), "cpu_s": statistics.median(t[1] for t in ts),
+                         "runs": len(ts), "last_line": outputs.get(name, "")}
+        else:
+            out[name] = {"wall_s": None, "cpu_s": None, "runs": 0, "last_line": outputs.get(name, "")}
+    return out
+
+
 def upright(s, speed=5.0, lean=0.01):
     from mechanics.states import upright_state
     values = {p: float(v) for p, v in s.values.items()}
@@ -129,6 +217,8 @@ def upright(s, speed=5.0, lean=0.01):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-llvm", action="store_true", help="skip symengine's LLVM backend (its build is slow)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="whole-process runs of anholo simulate and of PyDy's routes (0: skip; default 3)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "codegen.json"))
     args = ap.parse_args(argv)
     os.environ["ANHOLO_CACHE"] = tempfile.mkdtemp(prefix="anholo-bench-codegen-")  # a fresh cache: builds measured
@@ -198,15 +288,56 @@ def main(argv=None) -> int:
         build = time.perf_counter() - t0
         fc = gc_.bind(p)
         assert np.allclose(fc(0.0, y), ref, rtol=1e-10, atol=1e-12)
-        row("codegen c (ctypes)", per_call(lambda: fc(0.0, y)), build, f"{cc} {' '.join(codegen._CFLAGS)}")
-        for flags in (list(codegen._CFLAGS[:1]) + ["-fno-math-errno"], ["-O3", "-fno-math-errno"]):
+        row("codegen c (bound)", per_call(lambda: fc(0.0, y)), build,
+            f"{cc} {' '.join(codegen._CFLAGS)}; " + ("CPython wrapper" if gc_._ext is not None else "ctypes"))
+        for flags in (["-O2", "-fno-math-errno", "-ffp-contract=off"], ["-O3", "-fno-math-errno", "-ffp-contract=off"]):
             us, built = c_reference(src, y, p, n + m, flags)
             row("C reference " + " ".join(flags), us * 1e-6, built, "C driver loop, same source")
     else:
-        row("codegen c (ctypes)", None, note="no C compiler")
+        row("codegen c (bound)", None, note="no C compiler")
+
+    # many states at once: the vectorised kernel (anholo.numerics.batch_loop), one call for N states
+    batch = {}
+    from anholo.numerics import compile_system, simulate
+    if cc:
+        from anholo.numerics.batch_loop import compiled_loop, lanes
+        os.environ["ANHOLO_CODEGEN"] = "c"
+        compiled = compile_system(nh)
+        t0 = time.perf_counter()
+        loop = compiled_loop(compiled)
+        batch["build_s"] = time.perf_counter() - t0
+        w, vflags = lanes()
+        batch["lanes"], batch["flags"] = w, " ".join(vflags)
+        rng = np.random.default_rng(0)
+        N = 8192
+        Y = y + rng.uniform(-0.05, 0.05, (N, n + m))
+        pv = np.array(p)
+        got = loop.rhs_batch(Y, pv)
+        one = compiled.rhs(pv)
+        batch["bitwise_equal_to_scalar"] = bool(all(np.array_equal(got[i], one(0.0, Y[i])) for i in range(0, N, 97)))
+        sec = per_call(lambda: loop.rhs_batch(Y, pv), seconds=1.0)
+        batch["states_per_s"] = N / sec
+        batch["us_per_state"] = sec / N * 1e6
+        cpu = []  # per CPU second of this process (the machine is shared: wall time counts other processes)
+        for _ in range(5):
+            c0 = time.process_time()
+            for _ in range(20):
+                loop.rhs_batch(Y, pv)
+            cpu.append((time.process_time() - c0) / 20)
+        batch["states_per_cpu_s"] = N / min(cpu)
+        # one 10 s run in the compiled loop (201 output times, projection onto the holonomic constraint)
+        pv2 = np.array(compiled.parameter_vector())
+        y0 = compiled.initial_state(q0, qd0, None, pv2)
+        tout = np.linspace(0.0, 10.0, 201)
+        res = loop.run(y0[None, :], pv2, 0.0, 10.0, tout, rtol=1e-10, atol=1e-12)
+        t_loop = per_call(lambda: loop.run(y0[None, :], pv2, 0.0, 10.0, tout, rtol=1e-10, atol=1e-12),
+                          seconds=1.0, repeats=5)
+        batch["loop_10s_run_s"] = t_loop
+        batch["loop_10s_nfev"] = int(res["nfev"][0])
+        batch["loop_lean_end"] = float(res["y"][0, -1, names.index("lean")])
+        os.environ.pop("ANHOLO_CODEGEN", None)
 
     # a 10 s simulation at 5 m/s after set-up
-    from anholo.numerics import compile_system, simulate
     for backend in (["python", "c"] if cc else ["python"]):
         os.environ["ANHOLO_CODEGEN"] = backend
         compiled = compile_system(nh)
@@ -230,11 +361,31 @@ def main(argv=None) -> int:
     for k, v in sim.items():
         print(f"  {k:<22} {v['seconds']:.3f} s   lean(10 s) = {v['lean_end']:.2e}   "
               f"max |constraint| = {v['max_constraint_residual']:.1e}")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    if batch:
+        print(f"batch kernel ({batch['lanes']} lanes, {batch['flags'] or 'no vector flags'}): "
+              f"{batch['states_per_s'] / 1e6:.2f} M states/s ({batch['us_per_state']:.3f} µs per state; "
+              f"{batch['states_per_cpu_s'] / 1e6:.2f} M per CPU second), lanes = "
+              f"scalar bit for bit: {batch['bitwise_equal_to_scalar']}; one 10 s run in the compiled loop "
+              f"{batch['loop_10s_run_s'] * 1e3:.1f} ms ({batch['loop_10s_nfev']} evaluations, lean(10 s) = "
+              f"{batch['loop_lean_end']:.6e})")
+    # the size of the field: operations after cse (sympy's count_ops convention)
+    ops = {"whipple_bicycle": codegen.operation_count(prog)}
+    for k in (1, 3, 5):
+        nk = System.load(f"n_trailer_{k}").maggi()
+        ops[f"n_trailer_{k}"] = codegen.operation_count(nk.program(multipliers=False))
+    for name, c in ops.items():
+        print(f"operations of the field program, {name}: {c['total']} ({c['add']} add, {c['mul']} mul, {c['div']} div, "
+              f"{c['pow']} pow, {c['function']} functions; {c['definitions']} definitions)")
+    whole = whole_process(q0, qd0, args.repeats) if args.repeats else {}
+    for name, r in whole.items():
+        wall = "-" if r["wall_s"] is None else f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU"
+        print(f"whole process {name:<18} {wall}   ({r['last_line']})")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                                           "cpus": os.cpu_count(), "load_average": load, "rows": rows,
-                                          "simulation_10s": sim}, indent=2) + "\n")
+                                          "simulation_10s": sim, "batch": batch, "operations": ops,
+                                          "whole_process": whole}, indent=2) + "\n")
     print(f"load average {load}; wrote {args.out}")
     return 0
 

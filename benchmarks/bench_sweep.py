@@ -17,9 +17,15 @@ for bit; the share of a core the serial run actually got (CPU time / wall time) 
 busy the machine was.  Cluster start-up is timed separately (it is paid once per session, not per
 sweep).  The machine's load average is recorded: other processes compete for the cores.
 
+Then (``--bicycle N``, default 1,000; 0 skips it) a sweep of the Whipple bicycle (Maggi's route) over a grid of
+``g`` and the frame mass ``mframe``, every run 10 s at 5 m/s from a slightly leaned upright state, through the
+compiled loop of :mod:`anholo.numerics.batch_loop` (all runs in generated C, 64 per task, on the local
+process pool): its wall time, and four of its rows against the per-run route (``loop="runs"``: scipy's
+DOP853 per run) — the final coordinates to 1e-8.
+
 Run from the repository root::
 
-    python benchmarks/bench_sweep.py            # 16 runs, T = 150, 2 repeats
+    python benchmarks/bench_sweep.py            # 16 runs, T = 150, 2 repeats; 1,000 bicycle runs
     python benchmarks/bench_sweep.py --quick    # 16 runs, T = 20, 1 repeat
 
 Results are printed as a table and written to ``benchmarks/results/sweep.json``.
@@ -56,11 +62,65 @@ def _timed(fn, repeat: int):
     return statistics.median(times), times, result
 
 
+def bicycle_sweep(runs: int) -> dict:
+    """The compiled-loop sweep of ``runs`` bicycle runs of 10 s (module docstring)."""
+    import numpy as np
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from bench_codegen import upright
+    from anholo.algebra import codegen
+    from anholo.numerics.batch_loop import compiled_loop, lanes
+
+    if codegen.find_compiler() is None:
+        print("bicycle sweep: no C compiler, skipped")
+        return {"skipped": "no C compiler"}
+    os.environ.pop("ANHOLO_CODEGEN", None)
+    load = os.getloadavg()
+    t0 = time.perf_counter()
+    s = System.load("whipple_bicycle")
+    compiled = compile_system(s.maggi())
+    setup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    compiled_loop(compiled)  # generated and built (or loaded from the cache) once
+    build = time.perf_counter() - t0
+    q0, qd0 = upright(s)
+    n_g = max(1, runs // 25)
+    ranges = {"g": (9.0, 10.5, n_g), "mframe": (75.0, 95.0, runs // n_g)}
+    t0 = time.perf_counter()
+    res = sweep(compiled, ranges, list(q0), list(qd0), 10.0, points=201, loop="compiled", **OPTIONS)
+    wall = time.perf_counter() - t0
+    picks = [0, len(res.rows) // 3, 2 * len(res.rows) // 3, len(res.rows) - 1]
+    ends = [res.columns.index(c) for c in res.columns if c.endswith("_end")]
+    worst = 0.0
+    for k in picks:
+        mine = res.rows[k]
+        other = sweep(compiled, {"g": [mine[0]], "mframe": [mine[1]]}, list(q0), list(qd0), 10.0, points=201,
+                      loop="runs", workers=1, **OPTIONS).rows[0]
+        worst = max(worst, max(abs(mine[c] - other[c]) for c in ends))
+    drift = float(np.nanmax(res.column("energy_drift")))
+    print(f"bicycle sweep: {len(res)} runs of 10 s ({res.failed} failed) through the compiled loop "
+          f"({lanes()[0]} lanes) in {wall:.1f} s on {os.cpu_count()} CPUs ({wall / len(res) * 1e3:.1f} ms per run); "
+          f"set-up {setup:.1f} s, loop build/load {build:.1f} s; load average {load[0]:.2f}; max energy drift "
+          f"{drift:.2g}; final coordinates vs per-run scipy DOP853 (4 runs): max difference {worst:.2g}")
+    return {"runs": len(res), "failed": res.failed, "wall_s": wall, "ms_per_run": wall / len(res) * 1e3,
+            "setup_s": setup, "loop_build_s": build, "load_average": load, "max_energy_drift": drift,
+            "max_end_difference_vs_per_run": worst, "lanes": lanes()[0]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--quick", action="store_true", help="16 runs, T = 20, 1 repeat")
     parser.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
+    parser.add_argument("--bicycle", type=int, default=1000, help="bicycle runs of the compiled-loop sweep (0: skip)")
+    parser.add_argument("--skip-pendulum", action="store_true", help="only the bicycle sweep")
     args = parser.parse_args()
+    if args.skip_pendulum:
+        out = {"bicycle": bicycle_sweep(args.bicycle)}
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        old = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
+        old.update(out)
+        Path(args.json).write_text(json.dumps(old, indent=2) + "\n")
+        print(f"wrote {args.json}")
+        return 0
     load = os.getloadavg()
     digest = _source_digest()
     n_a, n_m, t_end, repeat = (8, 2, 20.0, 1) if args.quick else (8, 2, 150.0, 2)
@@ -110,6 +170,8 @@ def main() -> int:
            "runs": runs, "t_end": t_end, "repeat": repeat, "serial_ms_per_run": per_run * 1e3,
            "serial_cpu_share": cpu_share,
            "routes": records, "cluster_startup_s": {str(k): v for k, v in startup.items()}}
+    if args.bicycle:
+        out["bicycle"] = bicycle_sweep(args.bicycle)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.json}")

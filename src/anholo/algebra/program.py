@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 from ..errors import NonFiniteExpressionError
 from .engine import engine_cse, engine_diff, has_kinks, kink_derivative, nonfinite, printed, se, zero
 
-__all__ = ["Program", "MATH_NAMESPACE"]
+__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float"]
 
 
 @dataclass(frozen=True)
@@ -236,18 +236,74 @@ MATH_NAMESPACE = {name: getattr(math, name) for name in _MATH}
 MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e)
 
 
-class _Printer:
-    """symengine expressions as Python source over local names (floats, ``**`` powers, function calls)."""
+_C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
+            "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh",
+            "acosh": "acosh", "atanh": "atanh", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs",
+            "sign": "_sign", "pow": "pow"}
+_NUMPY_NAMES = {"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
+                "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}
 
-    def __init__(self, names: dict, module: str = ""):
+
+def c_float(x: float) -> str:
+    """A double as a C literal (``repr``, with ``.0`` where it has no point or exponent)."""
+    text = repr(float(x))
+    return text if any(c in text for c in ".en") else text + ".0"
+
+
+class ExpressionPrinter:
+    """symengine expressions as source over local names: the one printer of every code generator.
+
+    ``language``:
+
+    * ``"python"``: Python floats, ``**`` powers, functions ``module + name`` (``module=""``: the
+      :data:`MATH_NAMESPACE`; ``"numpy."``: elementwise on arrays);
+    * ``"c"``: C ``double`` with ``math.h`` (``|x|`` as ``fabs``, ``sign`` as ``_sign``, ``pow``);
+    * ``"cvec"``: C over GCC/Clang vector lanes (every function ``_v_<name>`` applied lane by lane, its
+      constant arguments broadcast by ``_bc``; products, sums and quotients are the lane-wise IEEE operations, so a
+      lane gives the bits of the ``"c"`` code at its point).
+
+    Small integer powers are multiplied out (``x**3`` → ``x*x*x``), ``x**(1/2)`` is ``sqrt(x)`` and
+    ``x**(-1/2)`` is ``1/sqrt(x)`` in every language; ``sec``, ``csc``, ``cot`` are reciprocals of
+    ``cos``, ``sin``, ``tan``; the derivatives of ``|f|`` and ``sign f`` left unevaluated by a plain
+    ``diff`` are ``sign(f) df`` and ``0`` (:func:`~anholo.algebra.engine.kink_derivative`).
+    """
+
+    def __init__(self, names: Mapping, module: str = "", language: str = "python"):
         self.names = names
         self.module = module
+        self.language = language
+
+    def number(self, x: float) -> str:
+        return repr(float(x)) if self.language == "python" else c_float(x)
+
+    def function(self, name: str, args: Sequence) -> str:
+        """``name(args)`` for a lower-case symengine function name (``sin``, ``atan2``, ``abs``, ``sign``, …)."""
+        if self.language == "python":
+            fname = _NUMPY_NAMES.get(name, name) if self.module else {"abs": "Abs"}.get(name, name)
+            return f"{self.module}{fname}(" + ", ".join(self(a) for a in args) + ")"
+        if name not in _C_FUNCS:
+            from ..errors import SimulationError
+
+            raise SimulationError(f"the function {name} has no C translation; simulate with ANHOLO_CODEGEN=python "
+                                  "or rewrite it with elementary functions.")
+        if self.language == "c":
+            return f"{_C_FUNCS[name]}(" + ", ".join(self(a) for a in args) + ")"
+        return f"_v_{_C_FUNCS[name].lstrip('_')}(" + ", ".join(
+            self(a) if a.free_symbols else f"_bc({self(a)})" for a in args) + ")"
 
     def __call__(self, e) -> str:
         if isinstance(e, se.Symbol):
-            return self.names[str(e)]
+            try:
+                return self.names[str(e)]
+            except KeyError:
+                if self.language == "python":
+                    raise
+                from ..errors import SimulationError
+
+                raise SimulationError(f"the generated code has no value for the symbol {e}; give it as a "
+                                      "parameter or state of the program.") from None
         if e.is_Number:
-            return repr(float(e))
+            return self.number(float(e))
         if isinstance(e, se.Add):
             return "(" + " + ".join(self(a) for a in e.args) + ")"
         if isinstance(e, se.Mul):
@@ -255,25 +311,33 @@ class _Printer:
         if isinstance(e, se.Pow):
             base, ex = e.args
             if ex == se.Rational(1, 2):
-                return f"{self.module}sqrt({self(base)})"
+                return self.function("sqrt", [base])
+            if ex == se.Rational(-1, 2):
+                return f"(1.0/{self.function('sqrt', [base])})"
             if ex.is_Integer and abs(int(ex)) <= 4:
                 k = int(ex)
                 b = self(base)
                 body = "*".join([b] * abs(k))
                 return f"({body})" if k > 0 else f"(1.0/({body}))"
-            return f"({self(base)}**{self(ex)})"
+            if self.language == "python":
+                return f"({self(base)}**{self(ex)})"
+            return self.function("pow", [base, ex]) if self.language == "cvec" else f"pow({self(base)}, {self(ex)})"
         if isinstance(e, (se.Derivative, se.Subs)):  # d|f|, d sign(f) left unevaluated by a plain diff
             return self(kink_derivative(e))
         name = type(e).__name__.lower()
         if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
-            return f"(1.0/{self.module}{_RECIPROCAL[name]}({self(e.args[0])}))"
-        if e.is_Function or name in _MATH:
-            fname = ({"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-                      "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}.get(name, name) if self.module
-                     else {"abs": "Abs"}.get(name, name))
-            return f"{self.module}{fname}(" + ", ".join(self(a) for a in e.args) + ")"
+            return f"(1.0/{self.function(_RECIPROCAL[name], e.args)})"
         if e == se.pi:
-            return f"{self.module}pi"
+            if self.language == "python":
+                return f"{self.module}pi"
+            return self.number(math.pi)
         if e == se.E:
-            return f"{self.module}e" if self.module else "E"
-        return repr(float(e))
+            if self.language == "python":
+                return f"{self.module}e" if self.module else "E"
+            return self.number(math.e)
+        if e.is_Function or name in _MATH:
+            return self.function(name, e.args)
+        return self.number(float(e))
+
+
+_Printer = ExpressionPrinter

@@ -42,6 +42,10 @@ def _add_sweep_parser(sub) -> None:
                     "add the column nh_vak_gap = max |q_nh - q_vak|")
     sw.add_argument("--points", type=int, default=201, help="output times per run for the monitors (default 201)")
     sw.add_argument("--method", default="DOP853", help="solve_ivp method (default DOP853)")
+    sw.add_argument("--loop", choices=("auto", "compiled", "runs"), default="auto",
+                    help="auto (default): integrate the runs together in the compiled loop (generated C, DOP853, "
+                    "chunks of 64 runs per task) where a C compiler works, else one run at a time; compiled: insist "
+                    "on the loop; runs: one scipy integration per run")
     sw.add_argument("--rtol", type=float, default=1e-10, help="relative tolerance (default 1e-10)")
     sw.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
     sw.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
@@ -136,7 +140,8 @@ def _sweep(args, out) -> int:
     try:
         result = sweep(compiled, ranges, q0, qdot0, args.t_end, parameters=numeric, compare_with=other,
                        workers=args.workers, scheduler=args.scheduler, progress=show, points=args.points,
-                       method=args.method, rtol=args.rtol, atol=args.atol, on_row=on_row, done=done)
+                       method=args.method, rtol=args.rtol, atol=args.atol, on_row=on_row, done=done,
+                       loop=args.loop)
     finally:  # whatever the end (a budget, a signal): the finished rows are written
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -1,4 +1,12 @@
-"""Many runs of one compiled field: over initial states and/or parameter values, in processes or on Dask.
+"""Many runs of one compiled field: over initial states and/or parameter values, in one compiled loop,
+in processes or on Dask.
+
+Where the field's right-hand side is generated C (:mod:`anholo.numerics.batch_loop`: a C compiler, the
+default ``ANHOLO_CODEGEN``, no control inputs, output times given, the default ``DOP853`` without events or
+dense output), the runs are integrated by the compiled loop — many runs advancing together through the
+vectorised kernel, projected onto holonomic constraints after every step — in chunks (:data:`CHUNK` runs),
+each chunk in this process or in a worker; a run gives the same numbers bit for bit in any chunk.
+Otherwise each run is one :func:`~anholo.numerics.integrate.simulate`.
 
 The compiled system is sent once to each worker (it pickles as its generated
 source, :class:`~anholo.numerics.compile.CompiledSystem`); runs are distributed in
@@ -17,10 +25,17 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Mapping, Sequence
 
-from ..errors import SimulationError
+import numpy as np
+
+from ..errors import AnholoError, IntegrationError, SimulationError
 from .integrate import as_compiled, simulate
 
-__all__ = ["simulate_batch", "map_runs", "dask_client"]
+__all__ = ["simulate_batch", "map_runs", "dask_client", "loop_eligible", "run_loop_chunk", "CHUNK"]
+
+#: Runs per task of the compiled loop (a task is one call into C; Ctrl-C and progress act between tasks).
+CHUNK = 64
+_LOOP_OPTIONS = {"method", "rtol", "atol", "t_eval", "points", "constraint_tol", "max_step", "project", "progress",
+                 "progress_stream"}
 
 _WORKER_SHARED = None
 
@@ -210,8 +225,100 @@ def _stop(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
             pass
 
 
+def loop_eligible(compiled, options: Mapping, *, require_times: bool = True, t_span=None):
+    """The :class:`~anholo.numerics.batch_loop.CompiledLoop` for runs of ``compiled`` with these
+    :func:`~anholo.numerics.integrate.simulate` options, or None where the runs take the per-run route
+    (another method, events, dense output, inputs, ``project=False`` with holonomic constraints, no output
+    times)."""
+    from .batch_loop import compiled_loop
+
+    if any(k not in _LOOP_OPTIONS and v is not None and v is not False for k, v in options.items()):
+        return None  # events, dense output, inputs, an atlas, other solver options: one simulate per run
+    if options.get("method", "DOP853") != "DOP853":
+        return None
+    if require_times and options.get("t_eval") is None and options.get("points") is None:
+        return None
+    if options.get("project", True) is False and compiled.holonomic_count:
+        return None
+    if t_span is not None:  # the loop integrates forward, with its output times inside the interval
+        t0, t1, times = _output_times(t_span, options)
+        if not t1 > t0 or np.any(np.diff(times) < 0) or times.size == 0 or times[0] < t0 or times[-1] > t1:
+            return None
+    return compiled_loop(compiled)
+
+
+def _output_times(t_span, options) -> tuple:
+    t0, t1 = (0.0, float(t_span)) if np.ndim(t_span) == 0 else (float(t_span[0]), float(t_span[1]))
+    if options.get("t_eval") is not None:
+        times = np.asarray(options["t_eval"], float)
+    elif options.get("points") is not None:
+        times = np.linspace(t0, t1, int(options["points"]))
+    else:
+        times = np.array([t0, t1])
+    return t0, t1, times
+
+
+def run_loop_chunk(shared, t_span, chunk, _params, options) -> list:
+    """Integrate the runs ``chunk`` = ``[(index, state, params), ...]`` by the compiled loop; returns per run
+    ``(index, times, states (dim, N), parameter vector, status, nfev, why)``: status 0 (``why`` ""), a status
+    of :data:`~anholo.numerics.batch_loop.STATUS_TEXT` (``why`` one line), or −1 (``why`` the exception raised
+    by the initial data or parameter values)."""
+    compiled, loop = shared
+    t0, t1, times = _output_times(t_span, options)
+    Y0, P, keep, out = [], [], [], []
+    for i, state, params in chunk:
+        try:
+            p = compiled.parameter_vector(params)
+            with np.errstate(all="ignore"):
+                y0 = compiled.initial_state(*state, p=p, constraint_tol=options.get("constraint_tol", 1e-9), t0=t0)
+        except (AnholoError, ArithmeticError, ValueError) as exc:
+            out.append((i, None, None, None, -1, 0, exc))
+            continue
+        Y0.append(y0), P.append(p), keep.append(i)
+    if keep:
+        from .integrate import DEFAULT_ATOL, DEFAULT_RTOL
+        res = loop.run(np.array(Y0), np.array(P), t0, t1, times, rtol=options.get("rtol", DEFAULT_RTOL),
+                       atol=options.get("atol", DEFAULT_ATOL), max_step=options.get("max_step", np.inf))
+        from .batch_loop import STATUS_TEXT
+        for k, i in enumerate(keep):
+            st = int(res["status"][k])
+            why = "" if st == 0 else f"{STATUS_TEXT[st]} at t = {res['t_end'][k]:.10g}"
+            out.append((i, times, res["y"][k].T, tuple(P[k]), st, int(res["nfev"][k]), why))
+    order = {i: k for k, (i, _, _) in enumerate(chunk)}
+    return sorted(out, key=lambda r: order[r[0]])
+
+
+def _loop_task(shared, t_span, chunk, params, options):
+    return run_loop_chunk(shared, t_span, chunk, params, options)
+
+
+def _trajectory(compiled, T, Y, p, status, nfev, why, method="DOP853"):
+    from .integrate import _single
+    if status != 0:
+        raise IntegrationError(f"a run of the batch failed: {why}.")
+    return _single(compiled, T, Y, p, dict(zip(compiled.parameters, p)), None, None, None, None, nfev, method, 0.0,
+                   "The solver successfully reached the end of the integration interval.")
+
+
+def map_loop(compiled, loop, t_span, runs: Sequence, options: Mapping, *, workers=None, scheduler=None,
+             progress=False, progress_stream=None, label="batch", on_chunk=None) -> list:
+    """:func:`run_loop_chunk` over ``runs`` in chunks of :data:`CHUNK` (by :func:`map_runs`: in this process,
+    worker processes or Dask); ``on_chunk(results)`` as each chunk finishes.  Returns the per-run results in
+    the order of ``runs``."""
+    chunks = [runs[k:k + CHUNK] for k in range(0, len(runs), CHUNK)]
+    tasks = [(c, chunk, None) for c, chunk in enumerate(chunks)]
+    if workers is None and scheduler is None:
+        workers = min(os.cpu_count() or 1, len(chunks))
+    options = {k: v for k, v in options.items() if k not in ("progress", "progress_stream")}
+    done = map_runs(_loop_task, (compiled, loop), t_span, tasks, options, workers=workers, scheduler=scheduler,
+                    progress=progress, progress_stream=progress_stream, label=label,
+                    on_result=(lambda k, value: on_chunk(value)) if on_chunk is not None else None)
+    return [r for part in done for r in part]
+
+
 def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *, workers: int | None = None,
-                   scheduler=None, progress: bool = False, progress_stream=None, **options) -> list:
+                   scheduler=None, progress: bool = False, progress_stream=None, loop: str = "auto",
+                   **options) -> list:
     """Integrate one field from many initial states and/or parameter values.
 
     Parameters
@@ -229,6 +336,9 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
         Run on this Dask cluster instead (``workers`` is then ignored); the results are the same.
     progress : bool
         A progress bar ``batch: done/total runs`` on stderr (or ``progress_stream``).
+    loop : {"auto", "compiled", "runs"}
+        ``auto``: the compiled loop where it applies (module docstring), else one :func:`simulate` per run;
+        ``compiled``: the compiled loop or SimulationError saying why not; ``runs``: one simulate per run.
     **options
         Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, points, …).
 
@@ -248,5 +358,21 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
     """
     compiled = as_compiled(system)
     runs = _runs(initial_states, parameters)
+    if loop not in ("auto", "compiled", "runs"):
+        raise SimulationError(f"loop must be 'auto', 'compiled' or 'runs', got {loop!r}.")
+    cl = loop_eligible(compiled, options, t_span=t_span) if loop != "runs" else None
+    if loop == "compiled" and cl is None:
+        raise SimulationError("the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python'), output times "
+                              "(points= or t_eval=, increasing, inside a forward t_span), the default method DOP853 "
+                              "without events, dense output, extra solver options or control inputs; use loop='runs'.")
+    if cl is not None:
+        results = map_loop(compiled, cl, t_span, runs, options, workers=workers, scheduler=scheduler,
+                           progress=progress, progress_stream=progress_stream)
+        out = []
+        for i, T, Y, p, status, nfev, why in results:
+            if status < 0:
+                raise why
+            out.append(_trajectory(compiled, T, Y, p, status, nfev, f"run {i}: {why}"))
+        return out
     return map_runs(_simulate_one, compiled, t_span, runs, options, workers=workers, scheduler=scheduler,
                     progress=progress, progress_stream=progress_stream)

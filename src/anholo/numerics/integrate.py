@@ -239,7 +239,9 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
     parameters : mapping, optional
         Parameter values (names or Symbols), over the system's defaults (``[values]``).
     method, rtol, atol
-        Passed to ``solve_ivp``; defaults ``"DOP853"``, ``1e-10``, ``1e-12``.
+        Passed to ``solve_ivp``; defaults ``"DOP853"``, ``1e-10``, ``1e-12``.  The implicit methods (Radau, BDF,
+        LSODA) get the Jacobian generated from the right-hand side's program where it is small
+        (:func:`~anholo.numerics.batch_loop.jacobian_function`), else their finite differences.
     t_eval : array, optional
         Output times; or ``points`` equally spaced output times over ``t_span``; default:
         the solver's steps.
@@ -352,6 +354,13 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
             f"the {compiled.kind} field cannot be evaluated at these parameter values or this initial state "
             f"({exc}): the Hessian or the frame is singular there (a zero mass or inertia?)."
         ) from exc
+    projecting = project and compiled.kind != "euler-lagrange" and compiled.holonomic_count
+    if method in ("Radau", "BDF", "LSODA") and options.get("jac") is None and inputs is None and not projecting:
+        from .batch_loop import jacobian_function  # the Jacobian from the right-hand side's own program
+
+        jac = jacobian_function(compiled, p)
+        if jac is not None:
+            options = dict(options, jac=jac)
     projector = compiled.projector(p) if project and compiled.kind != "euler-lagrange" else None
     if projector is not None and (events is not None or dense_output or options):
         raise SimulationError("with holonomic constraints kept by projection, events, dense_output and extra "

@@ -21,6 +21,7 @@ from ..algebra.engine import se, to_engine
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
 from ..errors import SimulationError
+from .batch_loop import register_program
 
 __all__ = ["maggi_source"]
 
@@ -54,12 +55,16 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     v = [s.name for s in nh.free_velocities]
     prog = nh.program(multipliers=False)
     params = [str(a) for a in prog.args[n + m:] if str(a) not in ("t",) and (nh.time is None or str(a) != nh.time.name)]
+    # parameters that only the read-outs use (e.g. the rod's length in a holonomic constraint whose derivative
+    # does not involve it): runtime arguments too
+    used = {str(x) for e in [nh.lagrangian, *nh.holonomic, *nh.constraints] for x in to_engine(e).free_symbols}
+    params += [s.name for s in chart.parameters if s.name not in params and s.name in used]
     state = q + v
     time = [nh.time.name] if nh.time is not None else []
     # the right-hand side: one generated function (C where a compiler works, else Python) that evaluates
     # the program and solves g v̇ = F inside (anholo.algebra.codegen); the parameters are runtime arguments
-    groups = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
-              ("p", [se.Symbol(x) for x in params])]
+    groups = groups_rhs = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
+                           ("p", [se.Symbol(x) for x in params])]
     c_src = c_text(prog, groups, (n, m)) if find_compiler() is not None else ""
     py_src = python_source(prog, groups, (n, m))
     src = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}",
@@ -103,6 +108,10 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
         src += _function("holonomic_rate", Program.from_expressions((), rate), groups, vector=True)
     src.append(f"_n_holonomic = {len(hol)}")
     vals = {str(k): float(x) for k, x in (values or {}).items() if str(k) in params}
-    return {"kind": "nonholonomic", "source": "\n".join(src) + "\n", "parameters": tuple(params), "values": vals,
+    source = "\n".join(src) + "\n"
+    # the program itself, for the compiled loop of many runs (anholo.numerics.batch_loop), in this process
+    hol_program = Program.from_expressions(tuple(Q), hol) if hol else None
+    register_program(source, prog, groups_rhs, (n, m), hol_program, n)
+    return {"kind": "nonholonomic", "source": source, "parameters": tuple(params), "values": vals,
             "state_names": tuple(state), "coordinate_names": tuple(q),
             "multiplier_names": tuple(f"lambda{a + 1}" for a in range(n - m)), "n_inputs": 0}

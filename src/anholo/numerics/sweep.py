@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import csv
 import html
+import os
 import itertools
 import math
 from dataclasses import dataclass
@@ -49,10 +50,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..errors import AnholoError, SimulationError
+from ..errors import AnholoError, IntegrationError, SimulationError
 from ..io.files import atomic_output
 from ..io.limits import check as check_limit
-from .batch import map_runs
+from .batch import CHUNK, loop_eligible, map_runs, run_loop_chunk
+from .monitors import constraint_residuals, energy_drift
 from .compile import CompiledSystem
 from .integrate import as_compiled, simulate
 
@@ -274,26 +276,70 @@ def read_rows(path, columns: Sequence) -> dict:
         return out
 
 
+class _Motion:
+    """What the monitors read of a trajectory (:mod:`anholo.numerics.monitors`): a run of the compiled loop."""
+
+    def __init__(self, system, t, q, qdot, p, nfev):
+        self.system, self.t, self.q, self.qdot, self._p, self.nfev = system, t, q, qdot, tuple(p), nfev
+
+    def energy_drift(self):
+        return energy_drift(self)
+
+    def constraint_residuals(self):
+        return constraint_residuals(self)
+
+
+def _reduce(traj, vak=None) -> tuple:
+    """A trajectory's row after the swept values: ``(energy_drift, constraint_residual[, gap], q_end..., nfev,
+    "ok")``."""
+    drift = float(np.max(traj.energy_drift()))
+    res = traj.constraint_residuals()
+    residual = float(np.max(np.abs(res))) if res.size else 0.0
+    monitors = [drift, residual]
+    if vak is not None:
+        monitors.append(float(np.max(np.abs(traj.q - vak.q))))
+    return tuple(monitors) + tuple(float(x) for x in traj.q[:, -1]) + (int(traj.nfev), "ok")
+
+
+def _failed(exc, n: int, gap: bool) -> tuple:
+    why = " ".join(str(exc).split())
+    if not isinstance(exc, AnholoError):
+        why = f"the field cannot be evaluated at these values ({type(exc).__name__}: {why})"
+    return (float("nan"),) * ((3 if gap else 2) + n) + (0, why)
+
+
 def _row(shared, t_span, state, params, options) -> tuple:
     """Integrate one run and reduce it to ``(energy_drift, constraint_residual[, gap], q_end..., nfev, status)``."""
     compiled, other = shared
-    n = compiled.n
     try:
         traj = simulate(compiled, t_span, *state, parameters=params, **options)
-        drift = float(np.max(traj.energy_drift()))
-        res = traj.constraint_residuals()
-        residual = float(np.max(np.abs(res))) if res.size else 0.0
-        monitors = [drift, residual]
-        if other is not None:
-            vak = simulate(other, t_span, *state[:2], parameters=params, **options)
-            monitors.append(float(np.max(np.abs(traj.q - vak.q))))
-        return tuple(monitors) + tuple(float(x) for x in traj.q[:, -1]) + (int(traj.nfev), "ok")
+        vak = simulate(other, t_span, *state[:2], parameters=params, **options) if other is not None else None
+        return _reduce(traj, vak)
     except (AnholoError, ArithmeticError, ValueError) as exc:  # one bad point must not end the sweep
-        why = " ".join(str(exc).split())
-        if not isinstance(exc, AnholoError):
-            why = f"the field cannot be evaluated at these values ({type(exc).__name__}: {why})"
-        k = 3 if other is not None else 2
-        return (float("nan"),) * (k + n) + (0, why)
+        return _failed(exc, compiled.n, other is not None)
+
+
+def _loop_rows(shared, t_span, chunk, _params, options) -> list:
+    """The rows of a chunk of runs integrated together by the compiled loop (:mod:`anholo.numerics.batch`)."""
+    compiled, loop = shared
+    rows = []
+    for i, T, Y, p, status, nfev, why in run_loop_chunk(shared, t_span, chunk, None, options):
+        try:
+            if status < 0:
+                raise why
+            if status > 0:
+                raise IntegrationError(why)
+            with np.errstate(all="ignore"):  # the monitors need q, q̇ only (no multipliers, no Trajectory)
+                q = Y[:compiled.n]
+                light = _Motion(compiled, T, q, compiled.natural_velocities(Y, p, T), p, nfev)
+                rows.append((i, _reduce(light)))
+        except (AnholoError, ArithmeticError, ValueError) as exc:
+            rows.append((i, _failed(exc, compiled.n, False)))
+    return rows
+
+
+def compiled_loop_wanted(route: str) -> bool:
+    return route != "runs"
 
 
 def _compiled(system, field):
@@ -310,7 +356,7 @@ def _compiled(system, field):
 def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, *, field: str | None = None,
           parameters: Mapping | None = None, compare_with=None, workers: int | None = None, scheduler=None,
           progress: bool = False, progress_stream=None, points: int = 201, on_row=None, done=None,
-          **options) -> SweepResult:
+          loop: str = "auto", **options) -> SweepResult:
     """Integrate a field at every point of a grid and tabulate the monitors (see the module docstring).
 
     Parameters
@@ -341,6 +387,12 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
     done : mapping, optional
         Rows already computed, by their swept values (:func:`read_rows` of an earlier table): those
         runs are not run again (resume an interrupted sweep).
+    loop : {"auto", "compiled", "runs"}
+        ``auto``: the runs go through the compiled loop of :mod:`anholo.numerics.batch` where it applies (a C
+        compiler, method DOP853, no ``compare_with``; chunks of :data:`~anholo.numerics.batch.CHUNK` runs per
+        task), else one :func:`~anholo.numerics.integrate.simulate` per run; ``compiled`` insists on the loop,
+        ``runs`` on the per-run route.  The two routes agree to the tolerance (the loop hits the output times
+        exactly instead of interpolating); each gives the same rows wherever it runs.
     **options
         Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, atol).
 
@@ -359,6 +411,9 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
     LimitError
         For a grid of more runs than the limit ``runs`` (:mod:`anholo.io.limits`).
     """
+    loop_route = loop
+    if loop_route not in ("auto", "compiled", "runs"):
+        raise SimulationError(f"loop must be 'auto', 'compiled' or 'runs', got {loop_route!r}.")
     compiled = _compiled(system, field)
     other = None if compare_with is None else as_compiled(compare_with)
     if other is not None and other.coordinate_names != compiled.coordinate_names:
@@ -408,9 +463,28 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
             on_row(rows[i])
 
     interrupted = ""
+    loop = loop_eligible(compiled, options, t_span=float(t_end)) if other is None and compiled_loop_wanted(loop_route) \
+        else None
+    if loop_route == "compiled" and loop is None:
+        raise SimulationError("the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python'), the default "
+                              "method DOP853, no --gap comparison and no control inputs; use loop='runs'.")
     try:
-        map_runs(_row, (compiled, other), float(t_end), todo, options, workers=workers, scheduler=scheduler,
-                 progress=progress, progress_stream=progress_stream, label="sweep", on_result=finished)
+        if loop is not None:  # chunks of runs through the compiled loop; each chunk returns its rows
+            chunks = [todo[k:k + CHUNK] for k in range(0, len(todo), CHUNK)]
+            position = {run[0]: k for k, run in enumerate(todo)}
+
+            def chunk_done(c, rows_):
+                for i, row in rows_:
+                    finished(position[i], row)
+
+            if workers is None and scheduler is None:
+                workers = min(os.cpu_count() or 1, len(chunks))
+            map_runs(_loop_rows, (compiled, loop), float(t_end), [(c, ch, None) for c, ch in enumerate(chunks)],
+                     options, workers=workers, scheduler=scheduler, progress=progress,
+                     progress_stream=progress_stream, label="sweep", on_result=chunk_done)
+        else:
+            map_runs(_row, (compiled, other), float(t_end), todo, options, workers=workers, scheduler=scheduler,
+                     progress=progress, progress_stream=progress_stream, label="sweep", on_result=finished)
     except KeyboardInterrupt:
         interrupted = "interrupted (Ctrl-C)"
     return SweepResult(names, columns, tuple(rows[i] for i in sorted(rows)), compiled.kind, compiled.name,
