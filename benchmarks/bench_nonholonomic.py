@@ -152,7 +152,7 @@ def prepare(name: str) -> Problem:
         back[f.diff(t)], back[f] = uC, s
     L_t = sp.sympify(spec.lagrangian).xreplace(to_t)
     cons_t = [sp.sympify(c).xreplace(to_t) for c in spec.constraints]
-    # generic concrete stand-ins for undefined functions (seed004_class: A1, A2), for evaluation only
+    # generic concrete stand-ins for undefined functions (crampin_mestdag_class: A1, A2), for evaluation only
     concrete = {}
     for k, func in enumerate(getattr(spec, "functions", ()) or ()):
         arity = {len(a.args) for a in sp.sympify(spec.lagrangian).atoms(func)}

@@ -52,7 +52,7 @@ from sympy.core.cache import clear_cache  # noqa: E402
 
 from anholo.algebra.differentiation import diff_dag  # noqa: E402
 from anholo.examples import n_trailer  # noqa: E402
-from anholo.io.expressions import parse_expression  # noqa: E402
+from anholo.parsing import parse_expression  # noqa: E402
 from anholo.system import System  # noqa: E402
 
 REPEATS = 5

@@ -235,12 +235,12 @@ def point_on_constraints(q, u, constraints, params, dependent, seed, low=-1.2, h
     return point
 
 
-# Concrete functions for the undefined A1, A2 of the seed004_class file.
+# Concrete functions for the undefined A1, A2 of the crampin_mestdag_class file.
 SEED004_FUNCTIONS = ("2 + cos(r2)", "r2^2 - r2")
 
 
 def function_stand_ins(spec) -> dict:
-    """{undefined function: concrete Lambda} for the seed004_class file's A1, A2 (empty if none)."""
+    """{undefined function: concrete Lambda} for the crampin_mestdag_class file's A1, A2 (empty if none)."""
     if not spec.functions:
         return {}
     r2 = spec.coordinates[1]

@@ -23,7 +23,7 @@ from anholo.geometry.forms import Form
 from anholo.errors import (AnholoError, ArgumentError, LimitError, ConstraintError, DependentConstraintsError, DimensionError,
                            MechanicsModelError, NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError, SystemFileError,
                            UnknownExampleError, UnknownSymbolError)
-from anholo.io.expressions import parse_expression
+from anholo.parsing import parse_expression
 from anholo.io.systemfile import parse_system
 from anholo.system import System
 

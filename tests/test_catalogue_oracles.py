@@ -25,7 +25,7 @@ from oracles import (
     point_on_constraints,
 )
 
-from anholo.examples import example_names, load_example, n_trailer, seed004_class
+from anholo.examples import example_names, load_example, n_trailer, crampin_mestdag_class
 
 RTOL, ATOL = 1e-8, 1e-10
 SEEDS = (11, 12)
@@ -62,7 +62,7 @@ def _affine(name):
 CATALOGUE = (
     [(name, (lambda name=name: load_example(name))) for name in example_names(large=False) if _affine(name)]
     + [(f"n_trailer_{n}", (lambda n=n: n_trailer(n))) for n in (0, 1, 2, 3)]
-    + [(f"seed004_class{A}", (lambda A=A: seed004_class(A))) for A in SEED004_A]
+    + [(f"crampin_mestdag_class{A}", (lambda A=A: crampin_mestdag_class(A))) for A in SEED004_A]
 )
 
 
@@ -200,11 +200,11 @@ def test_n_trailer_0_is_a_unicycle():
     assert udot == pytest.approx(0, abs=ATOL)
 
 
-def test_seed004_disk_member_is_the_vertical_rolling_disk():
-    """seed004_class(R cos, R sin; masses m, m) is the vertical disk with r1 = phi,
+def test_crampin_mestdag_disk_member_is_the_vertical_rolling_disk():
+    """crampin_mestdag_class(R cos, R sin; masses m, m) is the vertical disk with r1 = phi,
     r2 = theta, s = (x, y), I1 = I, I2 = J: same accelerations at the same state."""
     disk = load_example("vertical_rolling_disk")
-    member = seed004_class(["R*cos(r2)", "R*sin(r2)"], masses=["m", "m"])
+    member = crampin_mestdag_class(["R*cos(r2)", "R*sin(r2)"], masses=["m", "m"])
     x, y, theta, phi = disk.coordinates
     r1, r2, s1, s2 = member.coordinates
     P = {p.name: p for p in disk.parameters}

@@ -172,7 +172,7 @@ def _dependent(q, u, cons, params):
 
 
 CONSTRAINED_EXAMPLES = ["nonholonomic_particle", "vertical_rolling_disk", "knife_edge", "chaplygin_sleigh",
-                        "two_wheeled_carriage", "seed004_class", "sphere_on_turntable", "rolling_disk"]
+                        "two_wheeled_carriage", "crampin_mestdag_class", "sphere_on_turntable", "rolling_disk"]
 
 
 @pytest.mark.parametrize("example", CONSTRAINED_EXAMPLES)

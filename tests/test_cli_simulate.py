@@ -71,7 +71,7 @@ def test_negative_values_and_euler_lagrange_default(capsys):
     (["nonholonomic_particle", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--lambda0", "1"],
      "only used with --field vakonomic"),
     (["polar_particle", "--field", "nonholonomic", "--q0", "1,0", "--qdot0", "0,1", "--t-end", 1], "no constraints"),
-    (["seed004_class", "--q0", "0,0,0,0", "--qdot0", "0,0,0,0", "--t-end", 1], "undefined functions"),
+    (["crampin_mestdag_class", "--q0", "0,0,0,0", "--qdot0", "0,0,0,0", "--t-end", 1], "undefined functions"),
     (["knife_edge", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--set", "mass=2"], "not a parameter"),
     (["knife_edge", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--method", "Euler"], "unknown integration"),
     (["knife_edge", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", -1], "--t-end must be positive"),

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-UNREADABLE = re.compile(r"[Ss]eed 0\d\d|THEORY §|THEORY\.md|[Ss]eed papers")  # seed004_class is a function name
+UNREADABLE = re.compile(r"[Ss]eed 0\d\d|THEORY §|THEORY\.md|[Ss]eed papers")  # crampin_mestdag_class is a function name
 
 
 def _sphinx(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -29,7 +29,7 @@ from anholo.dynamics.maggi import MaggiSystem
 from anholo.errors import AnholoError, ArgumentError, LimitError, SystemFileError, UnknownSymbolError, printable
 from anholo.geometry.forms import Form
 from anholo.geometry.tangent import SecondOrderField, TangentField
-from anholo.io.expressions import sympified
+from anholo.parsing import sympified
 from anholo.io.systemfile import parse_system
 from anholo.system import System
 

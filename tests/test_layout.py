@@ -15,10 +15,11 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "anholo"
 
 # Layers, bottom to top.  A module may import only from its own layer or below.
-# ``io.expressions`` (the safe expression parser, which imports nothing of anholo
-# but the errors and its limits, io.limits) sits at the bottom: every layer that accepts strings reads them with it.
+# ``parsing`` (the safe expression parser, which imports nothing of anholo but the errors and its
+# limits), ``limits`` and ``files`` (atomic output files) sit at the bottom, beside ``errors``: every
+# layer that accepts strings reads them with the parser, and no layer imports upwards to reach it.
 LAYERS = [
-    ("errors", "io.expressions", "io.limits", "io.files"),
+    ("errors", "parsing", "limits", "files"),
     ("algebra",),
     ("geometry",),
     ("constraints",),

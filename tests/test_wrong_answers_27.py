@@ -27,7 +27,7 @@ from scipy.integrate import solve_ivp
 from anholo import Chart, Frame, Lagrangian
 from anholo.analysis.consistency import Section, strong_consistency
 from anholo.analysis.diagnostics import proposition1
-from anholo.analysis.trajectory_consistency import PfaffianConstraint
+from anholo.analysis.trajectory_consistency import SingleConstraintConsistency
 from anholo.constraints.kinematic import KinematicConstraints
 from anholo.dynamics.chetaev import ChetaevSystem
 from anholo.errors import ConstraintError, DependentConstraintsError, UnsolvableConstraintsError
@@ -154,7 +154,7 @@ t = sp.Symbol("t", real=True)
 
 def _particle():
     system = System.load("nonholonomic_particle")
-    return system.nonholonomic().lagrangian, PfaffianConstraint(Chart("x y z"), "z_dot - y*x_dot")
+    return system.nonholonomic().lagrangian, SingleConstraintConsistency(Chart("x y z"), "z_dot - y*x_dot")
 
 
 def _vakonomic_equations(path):

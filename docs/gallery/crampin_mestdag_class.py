@@ -47,7 +47,7 @@ import numpy as np
 
 from anholo import plotting
 from anholo.analysis.consistency import Section, strong_consistency
-from anholo.examples import seed004_class
+from anholo.examples import crampin_mestdag_class
 from anholo.numerics import compile_system, from_system, simulate
 from anholo.system import System
 
@@ -60,13 +60,13 @@ T = 8.0
 
 def minus_p_verdict(A, masses=None):
     """Strong consistency of sigma = -p for a member; in its Chaplygin frame p_a = dL/dv^a (a: the d/ds_i)."""
-    nh = System.from_spec(seed004_class(A, masses)).nonholonomic()
+    nh = System.from_spec(crampin_mestdag_class(A, masses)).nonholonomic()
     v = nh.bundle.quasi_velocities
     return strong_consistency(nh, Section(nh, [-nh.restrict(nh.lagrangian.expr.diff(va)) for va in v[nh.m:]], "-p"))
 
 
 def both_motions(A, q0, qdot0, title, masses=None):
-    system = System.from_spec(seed004_class(A, masses, name=title))   # every parameter defaults to 1
+    system = System.from_spec(crampin_mestdag_class(A, masses, name=title))   # every parameter defaults to 1
     k = len(A)
     lambda0 = [-qdot0[2 + i] for i in range(k)]          # -p_i(0) = -m_i s_i_dot(0), m_i = 1
     nh = simulate(compile_system(from_system(system, "nonholonomic")), T, q0, qdot0, points=161)

@@ -227,7 +227,7 @@ class ExpressionBudgetError(AnholoError):
 
 class LimitError(SystemFileError):
     """An input exceeds a resource limit (digits of a number, size or nesting of an expression,
-    number of coordinates, ...; see :mod:`anholo.io.limits`); the message names the bound and how
+    number of coordinates, ...; see :mod:`anholo.limits`); the message names the bound and how
     to raise it."""
 
 

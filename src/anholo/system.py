@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from .io.expressions import sympified
+from .parsing import sympified
 from .analysis.chaplygin import ChaplyginSystem
 from .constraints.kinematic import KinematicConstraints
 from .constraints.linear import stationary_linear_constraints

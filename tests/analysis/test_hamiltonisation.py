@@ -137,7 +137,7 @@ def chaplygin_ball():
 
 
 @pytest.mark.parametrize("name", ["nonholonomic_particle", "knife_edge", "two_wheeled_carriage", "roller_racer",
-                                  "seed004_class", "vertical_rolling_disk"])
+                                  "crampin_mestdag_class", "vertical_rolling_disk"])
 def test_two_shape_dof_agrees_with_chaplygins_reducing_multiplier(name):
     ch = System.load(name).chaplygin()
     h = hamiltonise(ch)

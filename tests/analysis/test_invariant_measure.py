@@ -19,8 +19,8 @@ from anholo.analysis.invariant_measure import divergence, is_invariant_density, 
 from anholo.system import System
 
 
-def test_seed004_class_density_by_coordinate_differentiation():
-    s = System.load("seed004_class")
+def test_crampin_mestdag_class_density_by_coordinate_differentiation():
+    s = System.load("crampin_mestdag_class")
     r1, r2, s1, s2 = q = list(s.chart.coordinates)
     I1, I2, m1, m2 = s.chart.parameters
     from sympy.core.function import AppliedUndef

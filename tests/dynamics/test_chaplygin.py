@@ -26,7 +26,7 @@ from anholo.errors import (
     NotPrincipalConnectionError,
     StructureConstantsError,
 )
-from anholo.examples import seed004_class
+from anholo.examples import crampin_mestdag_class
 from anholo.system import System
 
 
@@ -246,7 +246,7 @@ def test_carriage_section_search_finds_the_special_value_of_a():
 # --- the class of seed 004 §7.1 ----------------------------------------------------------------------
 
 def member(A, masses=None, functions=()):
-    spec = seed004_class(A, masses, functions=functions)
+    spec = crampin_mestdag_class(A, masses, functions=functions)
     S = System.from_spec(spec)
     k = len(spec.coordinates) - 2
     gens = [[0, 0] + [1 if i == j else 0 for i in range(k)] for j in range(k)]

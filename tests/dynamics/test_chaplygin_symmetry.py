@@ -263,9 +263,9 @@ def test_prop5_prop6_on_the_carriage_se2(a_value, equal):
 
 def test_variational_lagrangian_of_the_class_in_the_original_variables():
     """§7.1 class: L̂ = ½(I1 ṙ1² + I2 ṙ2²) − ½ Σ m_i ṡ_i² + Σ m_i A_i(r2) ṙ1 ṡ_i (by hand)."""
-    from anholo.examples import seed004_class
+    from anholo.examples import crampin_mestdag_class
 
-    S = System.from_spec(seed004_class(["A1(r2)", "A2(r2)"], functions=["A1", "A2"]))
+    S = System.from_spec(crampin_mestdag_class(["A1(r2)", "A2(r2)"], functions=["A1", "A2"]))
     ch = ChaplyginSystem(S.lagrangian, S.constraints, [[0, 0, 1, 0], [0, 0, 0, 1]])
     P = {p.name: p for p in S.chart.parameters}
     r1, r2, s1, s2 = S.chart.coordinates

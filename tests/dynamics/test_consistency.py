@@ -37,7 +37,7 @@ from anholo.analysis.consistency import (
     consistency_report,
 )
 from anholo.errors import SectionError
-from anholo.examples import seed004_class
+from anholo.examples import crampin_mestdag_class
 from anholo.system import System
 
 
@@ -110,8 +110,8 @@ def _dependent_coords(nh):
     (["tan(r2)"], None, False),                        # knife edge
     (["r2"], None, False),                             # nonholonomic particle
 ])
-def test_seed004_class_minus_p(A, masses, consistent):
-    S = System.from_spec(seed004_class(A, masses))
+def test_crampin_mestdag_class_minus_p(A, masses, consistent):
+    S = System.from_spec(crampin_mestdag_class(A, masses))
     nh = S.nonholonomic()
     sec = minus_p(nh)
     strong, weak = strong_consistency(nh, sec), weak_consistency(nh, sec)
@@ -120,9 +120,9 @@ def test_seed004_class_minus_p(A, masses, consistent):
     assert vakonomic_agrees(S, nh, sec) is consistent
 
 
-def test_seed004_class_condition_is_sum_m_A_dA():
+def test_crampin_mestdag_class_condition_is_sum_m_A_dA():
     """A = (cos r2, sin r2) with masses m1, m2: Σ m_i A_i A_i' = (m2 − m1) sin cos, so iff m1 = m2."""
-    S = System.from_spec(seed004_class(["cos(r2)", "sin(r2)"], ["m1", "m2"]))
+    S = System.from_spec(crampin_mestdag_class(["cos(r2)", "sin(r2)"], ["m1", "m2"]))
     nh = S.nonholonomic()
     verdict = strong_consistency(nh, minus_p(nh))
     assert verdict.holds is None
@@ -132,9 +132,9 @@ def test_seed004_class_condition_is_sum_m_A_dA():
     assert sp.simplify(eq.lhs.xreplace({m2: m1})) == 0 and eq.lhs.xreplace({m2: 2 * m1}) != 0
 
 
-def test_seed004_class_generic_functions_condition():
+def test_crampin_mestdag_class_generic_functions_condition():
     """Undefined A1, A2: the condition is the functional identity m1 A1 A1' + m2 A2 A2' = 0."""
-    S = System.load("seed004_class")
+    S = System.load("crampin_mestdag_class")
     nh = S.nonholonomic()
     verdict = strong_consistency(nh, minus_p(nh))
     assert verdict.holds is None and len(verdict.conditions) == 1

@@ -158,7 +158,7 @@ def test_undefined_functions_are_refused_with_a_clear_error():
     route (numerical programs) says why it cannot take it."""
     from anholo.errors import UndefinedFunctionError
 
-    system = System.load("seed004_class")
+    system = System.load("crampin_mestdag_class")
     assert system.route[0] == "exact"
     with pytest.raises(UndefinedFunctionError, match="A1, A2 are undefined functions"):
         system.maggi()

@@ -39,7 +39,7 @@ from anholo import (
     UnknownSymbolError,
     compare_dynamics,
 )
-from anholo.examples import example_names, n_trailer, resolve_system, seed004_class
+from anholo.examples import example_names, n_trailer, resolve_system, crampin_mestdag_class
 from anholo.system import System
 
 CONSTRAINED = [name for name in example_names(large=False) if resolve_system(name).constraints
@@ -55,7 +55,7 @@ def same(a, b) -> bool:
 
 def spec_of(key):
     if isinstance(key, tuple):
-        return seed004_class(list(key))
+        return crampin_mestdag_class(list(key))
     return resolve_system(key)
 
 

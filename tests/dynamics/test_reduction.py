@@ -160,9 +160,9 @@ def test_class_multiplier_is_inverse_square_root_of_the_inertia():
     """§7.1 class: l = ½ J(r2) ṙ1² + ½ I2 ṙ2², J = I1 + Σ m_i A_i²; the multiplier is J^(−1/2)
     (so the invariant density N det g = I2 √J), derived by hand from g_2γ w_1 − g_1γ w_2 = C_γ with
     B_12 = Σ m_i A_i A_i′ ṙ1."""
-    from anholo.examples import seed004_class
+    from anholo.examples import crampin_mestdag_class
 
-    S = System.from_spec(seed004_class(["tan(r2)"]))
+    S = System.from_spec(crampin_mestdag_class(["tan(r2)"]))
     red = ChaplyginReduction(ChaplyginSystem(S.lagrangian, S.constraints, [[0, 0, 1]]))
     P = {p.name: p for p in S.chart.parameters}
     r2 = S.chart.coordinates[1]

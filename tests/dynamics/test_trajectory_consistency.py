@@ -15,7 +15,7 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 from anholo import Chart
-from anholo.analysis.trajectory_consistency import PfaffianConstraint
+from anholo.analysis.trajectory_consistency import SingleConstraintConsistency
 from anholo.errors import ConstraintError
 
 t = sp.Symbol("t", real=True)
@@ -77,14 +77,14 @@ def integrate_vakonomic(L, q, u, a, s0, mu0, T=1.5):
 def test_curl_by_hand_and_frobenius():
     c = Chart("x y z")
     x, y, z = c.coordinates
-    heis = PfaffianConstraint(c, "z_dot - y*x_dot")          # a = (−y, 0, 1)
+    heis = SingleConstraintConsistency(c, "z_dot - y*x_dot")          # a = (−y, 0, 1)
     M = sp.Matrix([[0, -1, 0], [1, 0, 0], [0, 0, 0]])        # M_xy = ∂_y a_x − ∂_x a_y = −1
     assert heis.curl == M
     # a ∧ da = (−y dx + dz) ∧ (dx ∧ dy) = dx∧dy∧dz
     assert heis.a_wedge_da() == {(0, 1, 2): 1}
-    knife = PfaffianConstraint(Chart("x y theta"), "sin(theta)*x_dot - cos(theta)*y_dot")
+    knife = SingleConstraintConsistency(Chart("x y theta"), "sin(theta)*x_dot - cos(theta)*y_dot")
     assert not knife.a_wedge_da_vanishes()
-    radial = PfaffianConstraint(c, "x*y_dot - y*x_dot")
+    radial = SingleConstraintConsistency(c, "x*y_dot - y*x_dot")
     assert radial.a_wedge_da_vanishes()                        # = (x²+y²) dθ: conformally holonomic
 
 
@@ -95,7 +95,7 @@ def test_curl_by_hand_and_frobenius():
     ("x y z w", "w_dot - y*x_dot", 1),                          # Darboux type in R^4
 ])
 def test_compatible_subspace(coords, constraint, dim):
-    con = PfaffianConstraint(Chart(coords), constraint)
+    con = SingleConstraintConsistency(Chart(coords), constraint)
     comp = con.compatible_velocities()
     assert comp.dimension == dim
     N = len(coords.split())
@@ -110,7 +110,7 @@ def test_compatible_subspace(coords, constraint, dim):
 
 def test_darboux_compatible_direction_is_dz():
     c = Chart("x y z w")
-    con = PfaffianConstraint(c, "w_dot - y*x_dot")
+    con = SingleConstraintConsistency(c, "w_dot - y*x_dot")
     (b,) = con.compatible_velocities().basis
     assert b[0] == b[1] == b[3] == 0 and b[2] != 0
     x, y, z, w = c.coordinates
@@ -124,7 +124,7 @@ def test_heisenberg_line_with_zero_multiplier_is_vakonomic():
     c = Chart("x y z")
     xd, yd, zd = c.velocities
     L = (xd**2 + yd**2 + zd**2) / 2
-    con = PfaffianConstraint(c, "z_dot - y*x_dot")
+    con = SingleConstraintConsistency(c, "z_dot - y*x_dot")
     verdict = con.is_vakonomic(L, [sp.Rational(1, 2), 2 + t, 3], t)   # x = const: λ = 0
     assert verdict.vakonomic and not verdict.compatible and verdict.multiplier == 0
 
@@ -133,7 +133,7 @@ def test_knife_edge_circle_is_not_vakonomic():
     c = Chart("x y theta")
     xd, yd, thd = c.velocities
     L = (xd**2 + yd**2 + thd**2) / 2
-    con = PfaffianConstraint(c, "sin(theta)*x_dot - cos(theta)*y_dot")
+    con = SingleConstraintConsistency(c, "sin(theta)*x_dot - cos(theta)*y_dot")
     path = [sp.sin(t), 1 - sp.cos(t), t]                 # rolling on the unit circle
     lam, residual = con.nonholonomic_multiplier(L, path, t)
     assert all(sp.simplify(r) == 0 for r in residual) and sp.simplify(lam) != 0
@@ -149,7 +149,7 @@ def test_heisenberg_generic_motion_is_not_vakonomic_and_vakonomic_motions_separa
     a = [-q[1], 0, 1]
     s0 = [0.0, 0.3, 0.0, 1.0, 0.5, 0.3]                    # z_dot = y x_dot
     ts, Q, U, lam = integrate_nonholonomic(L, q, u, a, s0)
-    con = PfaffianConstraint(c, "z_dot - y*x_dot")
+    con = SingleConstraintConsistency(c, "z_dot - y*x_dot")
     assert not con.is_vakonomic_sampled(ts, Q, U, lam)
     for mu0 in (-0.5, 0.0, 0.5):                             # no multiplier curve reproduces it
         Qv, _ = integrate_vakonomic(L, q, u, a, s0, mu0)
@@ -165,7 +165,7 @@ def test_conformally_holonomic_motion_is_vakonomic_with_free_initial_multiplier(
     s0 = [1.0, 0.5, 0.0, 0.4, 0.2, 0.3]                      # radial: x y_dot − y x_dot = 0
     ts, Q, U, lam = integrate_nonholonomic(L, q, u, a, s0)
     assert np.max(np.abs(lam)) > 1e-2
-    con = PfaffianConstraint(c, "x*y_dot - y*x_dot")
+    con = SingleConstraintConsistency(c, "x*y_dot - y*x_dot")
     for mu0 in (0.0, 0.7):
         verdict = con.is_vakonomic_sampled(ts, Q, U, lam, mu0=mu0)
         assert verdict.vakonomic and verdict.compatible
@@ -178,7 +178,7 @@ def test_symbolic_compatible_motion_has_the_multiplier_equation():
     c = Chart("x y z")
     u = c.velocities
     L = sum(v**2 for v in u) / 2
-    con = PfaffianConstraint(c, "x*y_dot - y*x_dot")
+    con = SingleConstraintConsistency(c, "x*y_dot - y*x_dot")
     verdict = con.is_vakonomic(L, [t, t, 0], t)              # radial line with constant speed: λ = 0
     assert verdict.vakonomic and verdict.compatible
     mu = sp.Function("mu")

@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import least_squares
 
 from anholo import Chart
-from anholo.analysis.trajectory_consistency import PfaffianConstraints
+from anholo.analysis.trajectory_consistency import TrajectoryConsistency
 from anholo.system import System
 
 t = sp.Symbol("t", real=True)
@@ -57,7 +57,7 @@ def coin_state(theta0, omega, phidot=1.2):
 
 def test_forms_are_the_written_constraints():
     chart, L, cons = coin(0.3)
-    con = PfaffianConstraints(chart, cons)
+    con = TrajectoryConsistency(chart, cons)
     assert sp.Matrix(con.forms) == sp.Matrix(cons).jacobian(chart.velocities)
     assert con.compatible_velocities().dimension == 0          # only u = 0 is compatible
 
@@ -68,7 +68,7 @@ def test_coin_on_incline_turning_or_oblique_motions_are_not_vakonomic(theta0, om
     chart, L, cons = coin(0.3)
     s0 = coin_state(theta0, omega)
     ts, Q, U, lams, vak = sample_motion(chart, L, cons, s0)
-    verdict = PfaffianConstraints(chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
+    verdict = TrajectoryConsistency(chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
     assert not verdict and not verdict.compatible
     # independent: no initial multiplier makes the multiplication rule follow this motion
     short = slice(0, 121, 4)                                   # t ≤ 0.6
@@ -82,7 +82,7 @@ def test_coin_rolling_straight_down_the_incline_is_vakonomic_with_a_line_of_mult
     chart, L, cons = coin(0.3)
     s0 = coin_state(0.0, 0.0)
     ts, Q, U, lams, vak = sample_motion(chart, L, cons, s0)
-    verdict = PfaffianConstraints(chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
+    verdict = TrajectoryConsistency(chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
     assert verdict and not verdict.compatible
     assert len(verdict.free_directions) == 1                   # μ(0) = ν (cos θ0, sin θ0), ν free
     d = np.array(verdict.free_directions[0])
@@ -96,7 +96,7 @@ def test_coin_on_a_horizontal_plane_is_vakonomic():
     chart, L, cons = coin(0.0)
     s0 = coin_state(0.3, 1.7)
     ts, Q, U, lams, vak = sample_motion(chart, L, cons, s0)
-    verdict = PfaffianConstraints(chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
+    verdict = TrajectoryConsistency(chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
     assert verdict and len(verdict.free_directions) == 0
     # μ = −m R φ̇ (cos θ, sin θ) by hand; it reproduces the motion, and the sampled estimate is close to it
     exact = [-m * R * s0[7] * np.cos(0.3), -m * R * s0[7] * np.sin(0.3)]
@@ -117,7 +117,7 @@ def test_symbolic_coin_motions():
         phi = sp.integrate(phidot, (t, 0, t))
         x = sp.integrate(R * phidot * sp.cos(omega * t), (t, 0, t))
         y = sp.integrate(R * phidot * sp.sin(omega * t), (t, 0, t))
-        con = PfaffianConstraints(chart, ["x_dot - R*cos(theta)*phi_dot".replace("R", str(R)),
+        con = TrajectoryConsistency(chart, ["x_dot - R*cos(theta)*phi_dot".replace("R", str(R)),
                                           "y_dot - R*sin(theta)*phi_dot".replace("R", str(R))])
         verdict = con.is_vakonomic(L, [x, y, omega * t, phi], t)
         assert verdict.vakonomic is expected and not verdict.compatible
@@ -141,6 +141,6 @@ def test_carriage_with_a_zero_is_vakonomic_and_the_found_multipliers_reproduce_i
     th = s0[2]
     s0 += [0.15 * np.cos(th) * (w1 + w2), 0.15 * np.sin(th) * (w1 + w2), 0.3 * (w2 - w1), w1, w2]
     ts, Q, U, lams, vak = sample_motion(S.chart, L, cons, s0, T=1.0, count=201)
-    verdict = PfaffianConstraints(S.chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
+    verdict = TrajectoryConsistency(S.chart, cons).is_vakonomic_sampled(ts, Q, U, lams)
     assert verdict
     assert np.max(np.abs(vakonomic_distance(vak, s0, verdict.initial_multipliers, ts, Q))) < 1e-6

@@ -23,11 +23,11 @@ from oracles import (
 )
 
 from anholo import ConstraintError, DimensionError, VakonomicSystem
-from anholo.examples import resolve_system, seed004_class
+from anholo.examples import resolve_system, crampin_mestdag_class
 from anholo.system import System
 
 LINEAR = ["nonholonomic_particle", "vertical_rolling_disk", "knife_edge", "chaplygin_sleigh",
-          "two_wheeled_carriage", "seed004_class", "rolling_disk", "n_trailer_1", ("tan(r2)",), ("r2", "sin(r2)")]
+          "two_wheeled_carriage", "crampin_mestdag_class", "rolling_disk", "n_trailer_1", ("tan(r2)",), ("r2", "sin(r2)")]
 
 
 def same(a, b) -> bool:
@@ -36,7 +36,7 @@ def same(a, b) -> bool:
 
 @pytest.mark.parametrize("key", LINEAR, ids=[str(k) for k in LINEAR])
 def test_vakonomic_field_matches_the_multiplication_rule(key):
-    spec = seed004_class(list(key)) if isinstance(key, tuple) else resolve_system(key)
+    spec = crampin_mestdag_class(list(key)) if isinstance(key, tuple) else resolve_system(key)
     vak = VakonomicSystem(System.from_spec(spec).nonholonomic())
     qdd_expr, rates_expr = vak.field().in_written_multipliers()
     q, u = spec.coordinates, spec.velocities

@@ -100,7 +100,7 @@ def entries():
     from anholo import NonholonomicSystem, TangentBundle, VectorField
     from anholo.constraints.kinematic import CartesianPullback
     from anholo.dynamics.maggi import MaggiSystem
-    from anholo.io.expressions import sympified
+    from anholo.parsing import sympified
     from anholo.io.systemfile import parse_system
 
     C = Chart("x y z", parameters=["m"])

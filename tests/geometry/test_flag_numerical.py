@@ -41,7 +41,7 @@ _NOT_COMPARED = {
     "whipple_bicycle": "large: no exact route (checked below against high-precision brackets)",
     "whipple_bicycle_pitch_rate": "large: no exact route (the same D as whipple_bicycle's)",
     "rattleback": "large: no exact route (its growth vector (3, 5) is checked below)",
-    "seed004_class": "Maggi's route does not take its undefined functions",
+    "crampin_mestdag_class": "Maggi's route does not take its undefined functions",
     "rotating_knife_edge": "the exact route refuses its time-dependent constraint",
 }
 

@@ -17,8 +17,8 @@ from anholo.examples import (
     n_trailer,
     n_trailer_toml,
     resolve_system,
-    seed004_class,
-    seed004_class_toml,
+    crampin_mestdag_class,
+    crampin_mestdag_class_toml,
 )
 from anholo.io import SystemSpec, parse_system
 
@@ -31,7 +31,7 @@ EXPECTED = {
     "rigid_body": "Free rigid body",
     "rolling_disk": "Rolling disk",
     "rotating_knife_edge": "Knife edge with a driven blade",
-    "seed004_class": "Crampin-Mestdag class (s_i_dot = A_i(r2)*r1_dot)",
+    "crampin_mestdag_class": "Crampin-Mestdag class (s_i_dot = A_i(r2)*r1_dot)",
     "sphere_on_turntable": "Sphere on a turntable",
     "spherical_pendulum": "Spherical pendulum",
     "two_wheeled_carriage": "Two-wheeled carriage",
@@ -224,10 +224,10 @@ GENERATED = {
     "n_trailer_1": lambda: n_trailer(1),
     "n_trailer_2": lambda: n_trailer(2),
     "n_trailer_3": lambda: n_trailer(3),
-    "seed004_disk": lambda: seed004_class(["R*cos(r2)", "R*sin(r2)"], masses=["m", "m"]),
-    "seed004_knife": lambda: seed004_class(["tan(r2)"]),
-    "seed004_particle": lambda: seed004_class(["r2"]),
-    "seed004_functions": lambda: seed004_class(["A1(r2)", "A2(r2)", "A3(r2)"], functions=["A1", "A2", "A3"]),
+    "crampin_mestdag_disk": lambda: crampin_mestdag_class(["R*cos(r2)", "R*sin(r2)"], masses=["m", "m"]),
+    "crampin_mestdag_knife": lambda: crampin_mestdag_class(["tan(r2)"]),
+    "crampin_mestdag_particle": lambda: crampin_mestdag_class(["r2"]),
+    "crampin_mestdag_functions": lambda: crampin_mestdag_class(["A1(r2)", "A2(r2)", "A3(r2)"], functions=["A1", "A2", "A3"]),
 }
 ALL = {**{name: (lambda name=name: load_example(name)) for name in EXPECTED}, **GENERATED}
 
@@ -413,8 +413,8 @@ def test_two_wheeled_carriage():
     assert list(coeffs) == [0, 0, R**2 * sp.sin(theta) / (2 * c), -(R**2) * sp.cos(theta) / (2 * c), 0]
 
 
-def test_seed004_class_file():
-    s = load_example("seed004_class")
+def test_crampin_mestdag_class_file():
+    s = load_example("crampin_mestdag_class")
     r1, r2, s1, s2 = s.coordinates
     r1d, r2d, s1d, s2d = s.velocities
     I1, I2, m1, m2 = s.parameters
@@ -575,24 +575,24 @@ def test_n_trailer_file_shadows_nothing_but_files(tmp_path, monkeypatch):
     assert load_example("n_trailer_2").name == "n-trailer system, n = 2"
 
 
-def test_seed004_class_generator():
-    s = seed004_class(["R*cos(r2)", "R*sin(r2)"], masses=["m", "m"], values={"R": 0.5})
+def test_crampin_mestdag_class_generator():
+    s = crampin_mestdag_class(["R*cos(r2)", "R*sin(r2)"], masses=["m", "m"], values={"R": 0.5})
     r1, r2, s1, s2 = s.coordinates
     I1, I2, m, R = s.parameters
     assert [str(p) for p in s.parameters] == ["I1", "I2", "m", "R"]
     assert dict(s.values) == {I1: 1, I2: 1, m: 1, R: sp.Rational(1, 2)}
     assert same(s.lagrangian, (I1 * s.velocities[0] ** 2 + I2 * s.velocities[1] ** 2 + m * s.velocities[2] ** 2 + m * s.velocities[3] ** 2) / 2)
     assert sp.Matrix(s.frame)[0, :] == sp.Matrix([[1, 0, R * sp.cos(r2), R * sp.sin(r2)]])
-    default = seed004_class(["tan(r2)"])
+    default = crampin_mestdag_class(["tan(r2)"])
     assert [str(p) for p in default.parameters] == ["I1", "I2", "m1"]
     assert default.constraints == (default.velocities[2] - sp.tan(default.coordinates[1]) * default.velocities[0],)
     # the text is a valid system file
-    assert parse_system(seed004_class_toml(["r2"]), source="<generated seed004_class>") == seed004_class(["r2"])
+    assert parse_system(crampin_mestdag_class_toml(["r2"]), source="<generated crampin_mestdag_class>") == crampin_mestdag_class(["r2"])
     # undefined functions
-    f = seed004_class(["A1(r2)"], functions=["A1"])
+    f = crampin_mestdag_class(["A1(r2)"], functions=["A1"])
     assert f.functions and f.constraints[0].has(f.functions[0](f.coordinates[1]))
     # a parameter named in A only
-    assert "c" in {p.name for p in seed004_class(["c*r2"]).parameters}
+    assert "c" in {p.name for p in crampin_mestdag_class(["c*r2"]).parameters}
 
 
 @pytest.mark.parametrize(
@@ -610,6 +610,6 @@ def test_seed004_class_generator():
         ([["r2"]], {"values": {"I1": -1}}, SystemFileError, "positive"),
     ],
 )
-def test_seed004_class_errors(args, kwargs, error, match):
+def test_crampin_mestdag_class_errors(args, kwargs, error, match):
     with pytest.raises(error, match=match):
-        seed004_class(*args, **kwargs)
+        crampin_mestdag_class(*args, **kwargs)

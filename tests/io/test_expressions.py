@@ -1,4 +1,4 @@
-"""Tests of the safe expression parser anholo.io.expressions."""
+"""Tests of the safe expression parser anholo.parsing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sympy as sp
 
 from anholo.errors import SystemFileError, UnknownSymbolError
 from anholo.io import parse_expression
-from anholo.io.expressions import STANDARD_FUNCTIONS
+from anholo.parsing import STANDARD_FUNCTIONS
 
 x, y, z = sp.symbols("x y z", real=True)
 x_dot, y_dot, z_dot = sp.symbols("x_dot y_dot z_dot", real=True)

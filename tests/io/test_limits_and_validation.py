@@ -19,7 +19,7 @@ import sympy as sp
 from anholo.cli import main
 from anholo.errors import AnholoWarning, LimitError, NonFreeActionError, SystemFileError
 from anholo.io import parse_expression, parse_system
-from anholo.io.limits import Limits, parse_limits, raised_limits
+from anholo.limits import Limits, parse_limits, raised_limits
 from anholo.io.validation import check_parameter_value, parameter_symbol
 from anholo.system import System
 

@@ -117,7 +117,7 @@ def test_missing_and_unknown_parameters():
 
 def test_undefined_functions_are_refused():
     with pytest.raises(SimulationError, match="undefined functions"):
-        compile_system(from_system(System.load("seed004_class"), "nonholonomic"))
+        compile_system(from_system(System.load("crampin_mestdag_class"), "nonholonomic"))
 
 
 def test_compiled_system_pickles_as_source():

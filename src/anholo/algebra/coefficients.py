@@ -18,7 +18,7 @@ from typing import Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from .expressions import xreplace_dag
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 
 __all__ = ["condition_eq", "condition_text", "alternatives_text", "essential_factors", "parameter_alternatives"]
 

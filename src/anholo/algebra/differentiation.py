@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from sympy.core.function import AppliedUndef
 
 __all__ = ["diff_dag"]

@@ -17,7 +17,7 @@ import random
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from .coefficients import NotPolynomial, to_field
 from .expressions import free_symbols, xreplace_dag
 from .linear import LinearSolution, generic_rank, solve_generic

@@ -6,7 +6,7 @@ from typing import Iterable, Mapping
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 
 __all__ = ["free_symbols", "xreplace_dag", "size_exceeds", "dag_size", "dag_atoms", "without_deltas"]
 

@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..errors import ExpressionBudgetError, IrregularLagrangianError
 from .expressions import dag_size, free_symbols, size_exceeds, xreplace_dag
 from .linear import solve_square

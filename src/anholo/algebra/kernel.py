@@ -45,7 +45,7 @@ from sympy.polys.fields import FracElement, FracField
 from sympy.polys.orderings import lex
 from sympy.polys.rings import PolyRing
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from .expressions import free_symbols
 from .numeric import numerically_zero, random_point
 

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from . import kernel as _kernel
 from .expressions import free_symbols
 from .numeric import numeric_value, numerically_zero, random_point

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from .expressions import dag_atoms
 
 __all__ = ["random_point", "numeric_value", "concrete_functions", "numerically_zero", "numerically_dependent",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from .budget import OverBudget, cpu_budget
 from .engine import engine_cse, printed, to_engine_dag
 from .expressions import dag_size, size_exceeds

@@ -8,7 +8,7 @@ import re
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 
 __all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "EquationDisplay", "tex_text",
            "display_latex", "init_printing"]

@@ -11,7 +11,7 @@ import random
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from . import kernel as _kernel
 from .expressions import size_exceeds
 from .numeric import numerically_zero, random_point

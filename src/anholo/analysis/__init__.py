@@ -25,7 +25,7 @@ from .consistency import (
 )
 from .section_search import Ansatz, SectionFamily, SectionSearch, polynomial_ansatz, search_sections
 from .sections import Section, zero_section
-from .trajectory_consistency import PfaffianConstraint, PfaffianConstraints, TrajectoryVerdict
+from .trajectory_consistency import SingleConstraintConsistency, TrajectoryConsistency, TrajectoryVerdict
 from .variational import ConverseCheck, VariationalCheck, converse_check, variational_check, variational_lagrangian
 
 __all__ = [
@@ -50,14 +50,14 @@ __all__ = [
     "ChaplyginVerdict",
     "MomentumSection",
     "MomentumSectionSearch",
-    "PfaffianConstraint",
+    "SingleConstraintConsistency",
     "divergence",
     "is_invariant_density",
     "InvariantDensity",
     "search_invariant_density",
     "FirstIntegrals",
     "momentum_equations",
-    "PfaffianConstraints",
+    "TrajectoryConsistency",
     "TrajectoryVerdict",
     "EquivarianceCheck",
     "FieldInvarianceCheck",

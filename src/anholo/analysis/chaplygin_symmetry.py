@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import reduce_if_cheap, vanishes
 from ..algebra.printing import latex, tex_text
 from ..dynamics.vakonomic import VakonomicSystem

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import reduce_if_cheap, vanishes
 from ..errors import DimensionError
 from ..geometry.forms import Form

@@ -36,7 +36,7 @@ from typing import Sequence
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import size_exceeds, tidy, vanishes, xreplace_dag
 from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.conditions import alternatives_text, condition_text, parameter_alternatives

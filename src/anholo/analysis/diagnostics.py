@@ -34,7 +34,7 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra.expressions import dag_atoms
 from ..algebra import numeric_value, random_point, reduce_if_cheap, solve_square, vanishes
 from ..dynamics.chetaev import ChetaevField, ChetaevSystem

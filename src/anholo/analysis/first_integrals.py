@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import size_exceeds, solve_generic, tidy, vanishes
 from ..algebra.differentiation import diff_dag
 from ..algebra.numeric import numerical_relations

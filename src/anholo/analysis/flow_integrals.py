@@ -32,7 +32,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, vanishes_at
 from ..algebra.engine import engine_cse, se, shared_to_sympy, to_engine, zero
 from ..algebra.program import Program

@@ -44,7 +44,7 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, DomainError, vanishes_at
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem

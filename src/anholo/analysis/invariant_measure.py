@@ -55,7 +55,7 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.polys.polyerrors import PolynomialError
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import determinant, size_exceeds, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in, vanishing_conditions
 from ..algebra.differentiation import diff_dag

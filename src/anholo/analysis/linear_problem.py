@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..algebra.expressions import free_symbols
 from ..algebra.program import Program
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..dynamics.maggi import MaggiSystem
 from ..errors import (DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError,
                       SingularFrameError)

@@ -41,7 +41,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import free_symbols, numerically_zero, random_point, reduce_if_cheap, solve_square, tidy, vanishes
 from ..algebra.printing import EquationDisplay, latex
 from ..errors import ReductionError

@@ -61,7 +61,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import reduce_if_cheap, solve_square, tidy, vanishes
 from ..algebra.printing import EquationDisplay, latex, tex_text
 from ..errors import ReductionError

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import size_exceeds, tidy, vanishes, xreplace_dag
 from ..algebra.coefficients import NotPolynomial, coefficients_in
 from ..algebra.conditions import condition_eq, condition_text

@@ -22,7 +22,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import invert, tidy, vanishes
 from ..algebra.conditions import condition_text, essential_factors
 from ..algebra.printing import latex

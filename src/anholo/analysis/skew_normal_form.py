@@ -46,7 +46,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ArgumentError, DimensionError
-from ..io.expressions import sympified
+from ..parsing import sympified
 
 __all__ = ["SkewNormalForm", "skew_normal_form", "constraint_curl", "CompatibleVelocities",
            "compatible_velocities"]

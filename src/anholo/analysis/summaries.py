@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra.budget import OverBudget, cpu_budget
 from ..algebra.presentation import Presenter, ReportBlock, align, vector_latex, vector_text
 from ..algebra.printing import dotted, latex, tex_text
@@ -151,7 +151,7 @@ def _coupling_parameter(system, verdict):
 
 
 #: CPU seconds the report gives the search of sections −p + c (``ChaplyginSystem.momentum_sections``):
-#: the catalogue's searches finish within it (seed004_class's, the longest, in about 1.8 s on the
+#: the catalogue's searches finish within it (crampin_mestdag_class's, the longest, in about 1.8 s on the
 #: project's machine) or take many times as long (the carriage's default ansatz of 18 functions about
 #: 16 s), so a larger budget only delays the report.
 SEARCH_BUDGET = 3.0

@@ -37,7 +37,7 @@ Pointwise, a velocity ``u ∈ D`` is *compatible* iff ``M^a u ∈ span(ω)`` for
 i.e. ``R^a_αβ v^β = 0``: a linear condition, so the compatible velocities form a
 subspace; for one constraint it is ``(Mu)_A a_B − (Mu)_B a_A = 0``, and ``a ∧ da = 0``
 (Frobenius) iff every constrained velocity is compatible.  The multipliers admissible at a
-state form ``ker W(q, u)`` (:meth:`PfaffianConstraints.admissible_multipliers`).
+state form ``ker W(q, u)`` (:meth:`TrajectoryConsistency.admissible_multipliers`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import free_symbols, solve_generic, tidy, vanishes
 from ..algebra.printing import tex_text
 from ..constraints.linear import LinearConstraints
@@ -56,7 +56,7 @@ from ..dynamics.lagrangian import Lagrangian
 from ..errors import ConstraintError, DimensionError
 from ..geometry.chart import Chart
 
-__all__ = ["PfaffianConstraints", "PfaffianConstraint", "CompatibleVelocities", "TrajectoryVerdict"]
+__all__ = ["TrajectoryConsistency", "SingleConstraintConsistency", "CompatibleVelocities", "TrajectoryVerdict"]
 
 
 @dataclass(frozen=True)
@@ -169,8 +169,11 @@ def _as_linear(chart: Chart, constraints) -> LinearConstraints:
     return C
 
 
-class PfaffianConstraints:
-    """Linear constraints ``ω^a_A(q) u^A = 0`` on a chart, for consistency along motions (module docstring).
+class TrajectoryConsistency:
+    """Consistency of the nonholonomic and vakonomic dynamics along motions, for linear constraints
+    ``ω^a_A(q) u^A = 0`` on a chart (module docstring).  Not a constraint model of its own: the constraints
+    are one :class:`~anholo.constraints.linear.LinearConstraints` (:attr:`constraints`); this object holds
+    what the analysis along motions derives from them (the curls ``M^a``, the split ``M^a u = ωᵀκ + w^a``).
 
     Parameters
     ----------
@@ -190,7 +193,7 @@ class PfaffianConstraints:
     The rolling coin: only the velocity 0 is compatible, and at a moving state the admissible
     multipliers form a line:
 
-    >>> coin = PfaffianConstraints(Chart("x y theta phi"),
+    >>> coin = TrajectoryConsistency(Chart("x y theta phi"),
     ...     ["x_dot - cos(theta)*phi_dot", "y_dot - sin(theta)*phi_dot"])
     >>> coin.compatible_velocities().dimension
     0
@@ -500,10 +503,10 @@ def _least_squares_verdict(ts, Ws, Phis, psis, lam_out, tol, k) -> TrajectoryVer
                              f"least-squares residual {res:.2e})", None, (), res)
 
 
-class PfaffianConstraint(PfaffianConstraints):
+class SingleConstraintConsistency(TrajectoryConsistency):
     """One linear constraint ``a_A(q) u^A = 0`` (Cronström & Raita 2009; docs/consistency.rst).
 
-    The special case k = 1 of :class:`PfaffianConstraints`, with the covector ``a``, its
+    The special case k = 1 of :class:`TrajectoryConsistency`, with the covector ``a``, its
     curl ``M`` and the Frobenius form ``a ∧ da``.
 
     Parameters
@@ -516,10 +519,10 @@ class PfaffianConstraint(PfaffianConstraints):
     --------
     >>> import sympy as sp
     >>> from anholo import Chart
-    >>> heis = PfaffianConstraint(Chart("x y z"), "z_dot - y*x_dot")
+    >>> heis = SingleConstraintConsistency(Chart("x y z"), "z_dot - y*x_dot")
     >>> heis.a_wedge_da_vanishes(), heis.compatible_velocities().dimension
     (False, 0)
-    >>> radial = PfaffianConstraint(Chart("x y z"), "x*y_dot - y*x_dot")    # conformally holonomic
+    >>> radial = SingleConstraintConsistency(Chart("x y z"), "x*y_dot - y*x_dot")    # conformally holonomic
     >>> radial.a_wedge_da_vanishes(), radial.compatible_velocities().dimension
     (True, 2)
     """

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import reduce_if_cheap, solve_square, vanishes, xreplace_dag
 from ..algebra.printing import tex_text
 from ..errors import IrregularLagrangianError, SectionError

@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"anholo {__version__}")
     parser.add_argument("--limits", default=None, metavar="NAME=N[,NAME=N...]",
                         help="raise (or lower) the bounds on inputs: expression_chars, nesting, digits, exponent, "
-                        "root_digits, expanded_terms, coordinates, trailers, points (see anholo.io.limits; also "
+                        "root_digits, expanded_terms, coordinates, trailers, points (see anholo.limits; also "
                         "the environment variable ANHOLO_LIMITS)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -198,7 +198,7 @@ def main(argv=None, out=None) -> int:
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
-    from ..io import limits
+    from .. import limits
 
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -129,7 +129,7 @@ def _run_setup(args) -> tuple:
     import numpy as np
 
     from ..errors import SimulationError
-    from ..io.limits import check as check_limit
+    from ..limits import check as check_limit
     from ..io.validation import check_option
     from ..system import System
 

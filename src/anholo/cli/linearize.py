@@ -59,7 +59,7 @@ def _linearize_setup(args):
 
     from ..errors import DimensionError, InitialStateError
     from ..examples import resolve_system
-    from ..io.expressions import parse_expression
+    from ..parsing import parse_expression
     from ..system import System
 
     spec = resolve_system(args.target)
@@ -142,7 +142,7 @@ def _cmd_linearize(args, out) -> int:
     budget = _budget(args, _SIMULATE_BUDGET)
     if args.plot:  # before any work
         from ..errors import InitialStateError
-        from ..io.files import check_output_path
+        from ..files import check_output_path
 
         check_output_path(args.plot, "--plot", inputs=[args.target] if os.path.exists(args.target) else [],
                           suffixes=(".png", ".pdf", ".svg"), error=InitialStateError)
@@ -158,7 +158,7 @@ def _linearize(args, out) -> int:
     from ..analysis.linear_problem import stability_criterion
     from ..analysis.relative_equilibria import check_states, choose_states, reference_state
     from ..errors import AnholoError, InitialStateError
-    from ..io.limits import check as check_limit
+    from ..limits import check as check_limit
 
     spec, system, field, build, source, params, fixed, targets, request = _linearize_setup(args)
     hol = system.holonomic if field == "nonholonomic" else ()

@@ -74,7 +74,7 @@ def _input_functions(assignments, compiled) -> dict:
     """``--input NAME=EXPR``: callables ``u(t, state)`` of the time ``t`` and the coordinates (the state's head)."""
     import sympy as sp
 
-    from ..io.expressions import parse_expression
+    from ..parsing import parse_expression
 
     t = sp.Symbol("t", real=True)
     coords = [sp.Symbol(c, real=True) for c in compiled.coordinate_names]
@@ -105,7 +105,7 @@ def _simulate_in_charts(args, out, system, numeric, field, q0, qdot0, say) -> in
              if v]
     if extra:
         raise SimulationError(f"--chart does not combine with {', '.join(extra)}; leave them out.")
-    from ..io.expressions import parse_expression
+    from ..parsing import parse_expression
 
     charts = [CoordinateChart(system)]
     base_symbols = {c.name: c for c in (*system.chart.coordinates, *system.chart.parameters)}
@@ -158,10 +158,10 @@ def _cmd_simulate(args, out) -> int:
 
 
 def _simulate_outputs(args) -> None:
-    """Refuse, before any work, outputs that cannot be written as asked (:func:`~anholo.io.files.check_output_path`:
+    """Refuse, before any work, outputs that cannot be written as asked (:func:`~anholo.files.check_output_path`:
     the system file, a directory, a missing directory; --plot not .png/.pdf/.svg) and --overlay without --plot."""
     from ..errors import SimulationError
-    from ..io.files import check_output_path
+    from ..files import check_output_path
 
     inputs = [args.target] if os.path.isfile(args.target) else []
     if args.overlay and not args.plot:

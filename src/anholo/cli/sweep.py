@@ -76,7 +76,7 @@ def _sweep(args, out) -> int:
     import numpy as np
 
     from ..errors import SimulationError
-    from ..io.files import TableWriter, check_output_path, partial_path
+    from ..files import TableWriter, check_output_path, partial_path
     from ..io.validation import check_parameter_value
     from ..numerics import compile_system, from_system
     from ..numerics.sweep import SweepResult, csv_cells, grid, parse_range, read_rows, sweep, sweep_columns

@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import numeric_value, solve_square, vanishes
 from ..errors import ConstraintError, DependentConstraintsError, DimensionError, NonlinearConstraintError
 from .kinematic import KinematicConstraints, _numeric_rank

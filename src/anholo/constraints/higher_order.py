@@ -16,7 +16,7 @@ import sympy as sp
 from ..algebra import free_symbols, generic_rank, vanishes
 from ..errors import ConstraintError, DimensionError, NonlinearConstraintError
 from ..geometry.chart import Chart
-from ..io.expressions import as_expression, as_sequence
+from ..parsing import as_expression, as_sequence
 
 __all__ = ["HigherOrderConstraints", "acceleration_symbols"]
 

@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import free_symbols, numeric_value, random_point, vanishes, xreplace_dag
 from ..algebra.printing import latex
 from ..errors import (
@@ -46,7 +46,7 @@ from ..errors import (
 from ..geometry.chart import Chart, velocity_symbol
 from .linear import LinearConstraints, stationary_linear_constraints
 from .reading import read_expression
-from ..io.expressions import as_argument, as_expression, as_sequence
+from ..parsing import as_argument, as_expression, as_sequence
 
 __all__ = ["KinematicConstraints", "CartesianPullback"]
 

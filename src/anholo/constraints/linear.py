@@ -38,7 +38,7 @@ from ..errors import (
     NonlinearConstraintError,
 )
 from ..geometry.chart import Chart
-from ..io.expressions import as_sequence
+from ..parsing import as_sequence
 from .reading import read_expression
 from ..geometry.frame import Frame
 from ..geometry.vector_field import VectorField

@@ -46,7 +46,7 @@ import sympy as sp
 
 import numpy as np
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra.presentation import problem_latex
 from ..algebra.implicit import ImplicitForm
 from ..algebra import (
@@ -62,7 +62,7 @@ from ..algebra import (
 )
 from ..errors import ConstraintError, DimensionError, IrregularLagrangianError
 from ..geometry.tangent import TangentBundle
-from ..io.expressions import as_expressions, chart_names
+from ..parsing import as_expressions, chart_names
 from ..algebra.printing import EquationDisplay
 from ..constraints.displacements import ChetaevDisplacements, VirtualDisplacements
 from ..constraints.kinematic import KinematicConstraints, _numeric_rank

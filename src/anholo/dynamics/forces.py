@@ -44,9 +44,9 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..errors import ArgumentError, DimensionError, InputError, printable
-from ..io.expressions import as_expression, as_sequence
+from ..parsing import as_expression, as_sequence
 from ..geometry.chart import Chart
 from ..geometry.tangent import TangentBundle
 from ..algebra.printing import latex

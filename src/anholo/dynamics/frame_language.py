@@ -22,7 +22,7 @@ import sympy as sp
 from ..algebra import tidy
 from ..errors import ConstraintError
 from ..geometry.frame import Frame
-from ..io.expressions import as_expression, as_sequence
+from ..parsing import as_expression, as_sequence
 from ..geometry.tangent import TangentBundle
 
 __all__ = ["natural_constraints", "dependent_indices", "adapted_names", "uses_default_names"]

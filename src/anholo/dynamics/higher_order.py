@@ -40,7 +40,7 @@ from ..algebra.printing import EquationDisplay, latex
 from ..constraints.higher_order import HigherOrderConstraints
 from ..constraints.kinematic import KinematicConstraints
 from ..errors import DimensionError, IrregularLagrangianError, UnsolvableConstraintsError
-from ..io.expressions import as_expressions, chart_names
+from ..parsing import as_expressions, chart_names
 from .lagrangian import Lagrangian, constrained_problem
 
 __all__ = ["HigherOrderChetaevSystem", "HigherOrderField", "RestrictedEnergy", "restricted_energy"]

@@ -22,7 +22,7 @@ from ..algebra.differentiation import diff_dag
 from ..algebra.expressions import free_symbols as dag_free_symbols
 from ..algebra.implicit import ImplicitForm
 from ..errors import ArgumentError, DimensionError, IrregularLagrangianError
-from ..io.expressions import as_expression
+from ..parsing import as_expression
 from ..geometry.forms import Form
 from ..geometry.frame import Frame
 from ..geometry.tangent import SecondOrderField, TangentBundle

@@ -61,7 +61,7 @@ from ..errors import (ArgumentError, ConstraintError, DependentConstraintsError,
                       NonFiniteExpressionError, NonlinearConstraintError, SingularFrameError,
                       UndefinedFunctionError)
 from ..geometry.chart import Chart
-from ..io.expressions import as_expression, as_expressions, chart_names
+from ..parsing import as_expression, as_expressions, chart_names
 
 __all__ = ["MaggiSystem", "LARGE_SYSTEM", "lagrange_terms"]
 

@@ -64,7 +64,7 @@ from .maggi import lagrange_terms
 from ..algebra.program import Program
 from ..errors import ArgumentError, ConstraintError, DependentConstraintsError, DimensionError, IrregularLagrangianError
 from ..geometry.chart import Chart
-from ..io.expressions import as_expression, as_expressions, chart_names
+from ..parsing import as_expression, as_expressions, chart_names
 
 __all__ = ["MaggiChetaev", "ChetaevVerdicts"]
 

@@ -22,7 +22,7 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import numeric_value, random_point, solve_square
 from ..algebra.implicit import ImplicitForm
 from ..constraints.kinematic import KinematicConstraints

@@ -33,7 +33,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra.presentation import problem_latex
 from ..algebra import kernel as _kernel
 from ..algebra.kernel import Unsupported

@@ -32,7 +32,7 @@ from ..algebra import generic_rank, invert, reduce_if_cheap, solve_square, xrepl
 from ..algebra.differentiation import diff_dag
 from ..algebra.implicit import ImplicitForm
 from ..errors import ArgumentError, ConstraintError, DimensionError, IrregularLagrangianError
-from ..io.expressions import as_expressions, as_sequence, chart_names
+from ..parsing import as_expressions, as_sequence, chart_names
 from ..algebra.printing import EquationDisplay
 from .nonholonomic import NonholonomicSystem
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import determinant, generic_rank, size_exceeds, tidy
 from ..algebra import kernel as _kernel
 from ..algebra.decision import EXACT, NUMERICAL_POINTS, Decision, DomainError, Sampler, numerical_rank

@@ -30,7 +30,7 @@ import sympy as sp
 from ..algebra import vanishes
 from ..algebra.printing import latex
 from ..errors import AnholoError, ArgumentError, DimensionError
-from ..io.expressions import as_argument, as_sequence, chart_names
+from ..parsing import as_argument, as_sequence, chart_names
 from .vector_field import VectorField
 
 __all__ = ["Form", "wedge", "exterior_derivative", "interior_product", "import_galgebra"]

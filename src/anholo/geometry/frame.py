@@ -23,13 +23,13 @@ from typing import Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import kernel as _kernel
 from ..algebra import determinant, free_symbols, generic_rank, invert, numerically_zero, random_point, tidy
 from ..algebra.differentiation import diff_dag
 from ..algebra.printing import combination_latex, latex
 from ..errors import ArgumentError, DependentConstraintsError, DimensionError, NonlinearConstraintError, SingularFrameError, printable
-from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
+from ..parsing import as_argument, as_expression, as_sequence, chart_names
 from .chart import Chart
 from .vector_field import VectorField
 

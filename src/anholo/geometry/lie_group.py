@@ -18,8 +18,8 @@ from functools import cached_property
 
 import sympy as sp
 
-from ..io.expressions import sympified
-from ..io.expressions import as_expression, chart_names
+from ..parsing import sympified
+from ..parsing import as_expression, chart_names
 from ..algebra.differentiation import diff_dag
 
 from ..algebra import generic_rank, solve_generic, tidy, vanishes

@@ -22,10 +22,10 @@ from typing import Mapping, Sequence
 
 import sympy as sp
 
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..algebra import vanishes, xreplace_dag
 from ..errors import ArgumentError, DimensionError
-from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
+from ..parsing import as_argument, as_expression, as_sequence, chart_names
 from ..algebra.printing import EquationDisplay
 from .forms import Form
 from .frame import Frame

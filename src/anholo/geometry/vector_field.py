@@ -12,7 +12,7 @@ from typing import Sequence
 import sympy as sp
 
 from ..errors import ArgumentError
-from ..io.expressions import as_argument, as_expression, as_sequence, chart_names
+from ..parsing import as_argument, as_expression, as_sequence, chart_names
 from ..algebra.differentiation import diff_dag
 
 from ..algebra import vanishes

@@ -6,7 +6,7 @@
 x_dot**2/2
 """
 
-from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
+from anholo.parsing import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
 from anholo.io.systemfile import KNOWN_FIELDS, SystemSpec, load_system_file, parse_system
 
 __all__ = [

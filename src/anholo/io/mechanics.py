@@ -71,7 +71,7 @@ from ..dynamics.lagrangian import Lagrangian
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..errors import ArgumentError, MechanicsModelError, printable
 from ..geometry.chart import Chart
-from .expressions import as_sequence, sympified
+from ..parsing import as_sequence, sympified
 from .mechanics_build import _Builder, _independent, _mech, _vmap, build_from_lagranges
 from .mechanics_roundtrip import KaneForm, LagrangeForm, UserModel
 

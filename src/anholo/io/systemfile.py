@@ -84,7 +84,7 @@ units : table, optional
     ``time`` name), e.g. ``rear_wheel_dot = "rad/s"``, ``speed = "m/s"``,
     ``t = "s"``; shown in tables and on plot axes.
 
-Expressions follow :func:`anholo.io.expressions.parse_expression`: ``^``
+Expressions follow :func:`anholo.parsing.parse_expression`: ``^``
 and ``**`` are powers, decimals are exact, and the standard functions
 (``sin``, ``cos``, ``exp``, ``sqrt``, ...) and constants ``pi`` and ``E`` are
 available.  Names of coordinates, parameters and functions must be Python
@@ -109,7 +109,7 @@ from typing import Any
 import sympy as sp
 
 from anholo.errors import SystemFileError, printable
-from anholo.io.expressions import parse_expression
+from anholo.parsing import parse_expression
 from anholo.io.validation import SIGNS, check_parameter_value, parameter_symbol
 from anholo.io.systemfile_format import (KNOWN_FIELDS, VELOCITY_SUFFIX, _Reader,
                                           _float_to_rational, _is_number, _number, _toml_type,
@@ -360,7 +360,7 @@ class SystemSpec:
         """A JSON-friendly description: every expression as a string.
 
         Expressions are printed with :func:`str`, which
-        :func:`~anholo.io.expressions.parse_expression` reads back.
+        :func:`~anholo.parsing.parse_expression` reads back.
 
         Examples
         --------

@@ -14,10 +14,10 @@ from typing import Any
 
 import sympy as sp
 
-from anholo.io.expressions import sympified
+from anholo.parsing import sympified
 from anholo.errors import LimitError, SystemFileError, printable
-from anholo.io import limits as _limits
-from anholo.io.expressions import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
+from anholo import limits as _limits
+from anholo.parsing import CONSTANTS, STANDARD_FUNCTIONS, parse_expression
 from anholo.io.validation import check_parameter_value
 
 #: The top-level keys (and tables) a system file may contain, in the order in
@@ -124,7 +124,7 @@ def _line_of(text: str, needle: str) -> str:
 
 
 def load_toml(text: str, source: str) -> dict:
-    """The TOML document ``text`` as a dict, read exactly and within the limits (:mod:`anholo.io.limits`):
+    """The TOML document ``text`` as a dict, read exactly and within the limits (:mod:`anholo.limits`):
     floats keep their decimal text (exact), integers and floats have at most ``digits`` digits, arrays
     and tables are nested at most ``nesting`` deep; malformed TOML, a number too long or a nesting too deep
     is a :class:`SystemFileError` (:class:`LimitError`) naming the line or the key."""

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Mapping
 
 import sympy as sp
 
-from anholo.io.expressions import sympified
+from anholo.parsing import sympified
 from anholo.errors import SystemFileError
-from anholo.io.expressions import parse_expression, shown
+from anholo.parsing import parse_expression, shown
 
 __all__ = ["SIGNS", "parameter_symbol", "declared_sign", "check_parameter_value", "number_from_text",
            "check_option", "assignments"]

@@ -62,7 +62,7 @@ def _check_numeric(exprs, what: str) -> None:
     if undefined:
         raise SimulationError(
             f"the {what} contains undefined functions ({', '.join(sorted(undefined))}); numerics need concrete "
-            "functions. Write them out in the system file (e.g. anholo.examples.seed004_class([...]) builds a "
+            "functions. Write them out in the system file (e.g. anholo.examples.crampin_mestdag_class([...]) builds a "
             "member of the Crampin & Mestdag (2010) §7.1 class with given A_i)."
         )
 

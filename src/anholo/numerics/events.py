@@ -1,7 +1,7 @@
 """Events written by the user: ``--stop-when "abs(lean) > 1.5"`` as a terminal event of :func:`simulate`.
 
 A condition on the time ``t``, the coordinates ``q^A`` and the natural velocities ``<coordinate>_dot`` is read
-by the safe expression parser (:func:`anholo.io.expressions.parse_expression`, never ``sympify``) and
+by the safe expression parser (:func:`anholo.parsing.parse_expression`, never ``sympify``) and
 becomes an event function ``g(t, (q, q̇))`` marked ``natural = True`` (the same in every chart of the
 motion, :mod:`anholo.numerics.switching`): for a comparison ``a > b`` (``>=``, ``<``, ``<=``) the
 function ``a − b`` (``abs`` is accepted for ``Abs``) with the direction in which the condition becomes true (``+1`` for ``>``, ``−1`` for
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import SimulationError
-from ..io.expressions import parse_expression
+from ..parsing import parse_expression
 
 __all__ = ["stop_event"]
 

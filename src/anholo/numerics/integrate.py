@@ -185,10 +185,10 @@ class Trajectory:
     def to_csv(self, path, multipliers: bool | None = None) -> None:
         """Write ``t``, each coordinate, each ``<coordinate>_dot`` and, for vakonomic runs (or with
         ``multipliers=True``), ``lambda1…`` (multipliers of the constraints as written) as CSV.  The file
-        is written under a temporary name and renamed when complete (:func:`anholo.io.files.atomic_output`):
+        is written under a temporary name and renamed when complete (:func:`anholo.files.atomic_output`):
         an interrupted write leaves no truncated file.  An unwritable path raises SimulationError."""
         cols = self.columns(multipliers)
-        from ..io.files import atomic_output
+        from ..files import atomic_output
 
         with atomic_output(path, newline="", error=SimulationError) as fh:
             writer = csv.writer(fh)

@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import AnholoError, SimulationError
-from ..io.expressions import as_expression
+from ..parsing import as_expression
 from .compile import compile_functions
 
 __all__ = ["energy", "energy_drift", "constraint_residuals", "momentum_map", "cyclic_coordinates"]

@@ -46,7 +46,7 @@ from ..dynamics.maggi import MaggiSystem
 from ..dynamics.nonholonomic import NonholonomicField
 from ..dynamics.vakonomic import VakonomicField, VakonomicSystem
 from ..errors import DimensionError, SimulationError
-from ..io.expressions import sympified
+from ..parsing import sympified
 from ..geometry.tangent import SecondOrderField
 
 __all__ = [

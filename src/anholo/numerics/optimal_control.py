@@ -52,7 +52,7 @@ from ..algebra.engine import to_engine, to_engine_dag
 from ..algebra.printing import latex as _latex
 from ..dynamics.maggi import MaggiSystem
 from ..errors import AnholoError, ArgumentError, MissingParameterError, printable
-from ..io.expressions import as_expression
+from ..parsing import as_expression
 from .casadi_bridge import (CasadiMissingError, OptimalControlError, SolverFailedError, SXConverter,
                             require_casadi)
 from .ode import FirstOrderSystem, from_system

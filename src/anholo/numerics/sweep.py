@@ -51,8 +51,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import AnholoError, IntegrationError, SimulationError
-from ..io.files import atomic_output
-from ..io.limits import check as check_limit
+from ..files import atomic_output
+from ..limits import check as check_limit
 from .batch import CHUNK, loop_eligible, map_runs, run_loop_chunk
 from .monitors import constraint_residuals, energy_drift
 from .compile import CompiledSystem
@@ -177,7 +177,7 @@ class SweepResult:
 
     def to_csv(self, path) -> None:
         """Write the table as CSV; floats with ``repr`` (they read back bit for bit).  The file appears
-        complete or not at all (:func:`~anholo.io.files.atomic_output`)."""
+        complete or not at all (:func:`~anholo.files.atomic_output`)."""
         with atomic_output(path, newline="", error=SimulationError) as fh:
             writer = csv.writer(fh)
             writer.writerow(self.columns)
@@ -409,7 +409,7 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
         For a swept name that is neither a parameter nor ``q0.<q>`` / ``qdot0.<q>``, a bad
         range, or a Dask scheduler that cannot be reached.
     LimitError
-        For a grid of more runs than the limit ``runs`` (:mod:`anholo.io.limits`).
+        For a grid of more runs than the limit ``runs`` (:mod:`anholo.limits`).
     """
     loop_route = loop
     if loop_route not in ("auto", "compiled", "runs"):

@@ -143,7 +143,7 @@ def raised_limits(**changes):
 
 def _hint(name: str, value: int) -> str:
     return (f"raise it with anholo --limits {name}={value} COMMAND … on the command line, or "
-            f"anholo.io.limits.raised_limits({name}={value}) in Python")
+            f"anholo.limits.raised_limits({name}={value}) in Python")
 
 
 def check(name: str, value: int, where: str, what: str) -> None:

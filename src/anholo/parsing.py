@@ -40,7 +40,7 @@ from typing import Any
 import sympy as sp
 
 from anholo.errors import ArgumentError, LimitError, SystemFileError, UnknownSymbolError, printable
-from anholo.io import limits as _limits
+from anholo import limits as _limits
 
 __all__ = [
     "parse_expression",
@@ -93,7 +93,7 @@ CONSTANTS: Mapping[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
 RESERVED_NAMES: frozenset[str] = frozenset(STANDARD_FUNCTIONS) | frozenset(CONSTANTS)
 
 # Guards against expressions that would make SymPy compute for ever: the bounds of
-# anholo.io.limits (digits of every number, numerical exponents, roots of long numbers, nesting).
+# anholo.limits (digits of every number, numerical exponents, roots of long numbers, nesting).
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
@@ -224,7 +224,7 @@ class _Converter:
         return LimitError(
             f'{self.where}: {what} in "{shown(self.source.text, 60)}"{pos} exceeds the limit of {bound} '
             f"({name}); raise it with anholo --limits {name}=N COMMAND … on the command line or "
-            f"anholo.io.limits.raised_limits({name}=N) in Python.")
+            f"anholo.limits.raised_limits({name}=N) in Python.")
 
     def sized(self, value: sp.Basic, node: ast.AST) -> sp.Basic:
         """``value``, after checking the numbers among it and its arguments against the digits bound."""
