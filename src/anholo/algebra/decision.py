@@ -94,6 +94,8 @@ class DomainError(ValueError):
 class Sampler:
     """Random points of the domain of a straight-line program, and its values there.
 
+    The program is compiled once (:meth:`Program.compile`); each point then costs one call.
+
     Parameters
     ----------
     program : Program
@@ -104,8 +106,6 @@ class Sampler:
         catalogue's parameters and angles; a point where an output is not a finite real number — a
         square root of a negative number — is redrawn).
     seed : int
-
-    The program is compiled once (:meth:`Program.compile`); each point then costs one call.
     """
 
     def __init__(self, program, values: Mapping | None = None, seed: int = 0, low: float = 0.3, high: float = 0.9):

@@ -178,6 +178,10 @@ def numerical_invariant_density(maggi: MaggiSystem, points: int = NUMERICAL_POIN
     with at most ``max_denominator`` as denominator and the residual with these exponents vanishes at
     every point (relative to the size of its terms).
 
+    The coordinates of C are those of Maggi's frame, ``(q, v^α = q̇^{f_α})``, so the density is relative
+    to ``dq ∧ dq̇^{f_1} ∧ … ∧ dq̇^{f_m}`` (module docstring); ``det(g)^{1/2}`` is the density of
+    Fedorov & Jovanović (2004) and Crampin & Mestdag (2010), §7.1, in any frame.
+
     Parameters
     ----------
     maggi : MaggiSystem
@@ -190,10 +194,6 @@ def numerical_invariant_density(maggi: MaggiSystem, points: int = NUMERICAL_POIN
         Parameter values (by name); default the system's ``values`` (others are random).
     seed : int
     max_denominator : int
-
-    The coordinates of C are those of Maggi's frame, ``(q, v^α = q̇^{f_α})``, so the density is relative
-    to ``dq ∧ dq̇^{f_1} ∧ … ∧ dq̇^{f_m}`` (module docstring); ``det(g)^{1/2}`` is the density of
-    Fedorov & Jovanović (2004) and Crampin & Mestdag (2010), §7.1, in any frame.
     """
     flow = FlowProgram.of(maggi)
     m, n = maggi.m, maggi.n

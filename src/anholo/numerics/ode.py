@@ -71,8 +71,10 @@ class FirstOrderSystem:
     ----------
     kind : str
         ``"euler-lagrange"``, ``"nonholonomic"``, ``"vakonomic"``, ``"chetaev"`` or a user label.
-    coordinates, velocities : tuple of Symbol
-        ``q^A`` and the natural velocity symbols ``q̇^A`` (``q_dot``).
+    coordinates : tuple of Symbol
+        The coordinates ``q^A``.
+    velocities : tuple of Symbol
+        The natural velocity symbols ``q̇^A`` (``q_dot``).
     state : tuple of Symbol
         The state ``s`` (starts with the coordinates).
     rates : tuple of Expr
