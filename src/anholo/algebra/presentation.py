@@ -182,7 +182,7 @@ class Refinement:
     JSON of a block show the same form.
     """
 
-    def __init__(self, each: float = 1.0, total: float = 3.0):
+    def __init__(self, each: float = 0.5, total: float = 2.5):
         self.each = each
         self.total = total
         self.spent = 0.0
@@ -203,11 +203,13 @@ class Refinement:
                 with cpu_budget(allowed):
                     candidate = form(expr)
                     ops = sp.count_ops(candidate)
-            except (OverBudget, sp.PolynomialError, sp.polys.polyerrors.PolificationFailed,
-                    TypeError, ValueError, RecursionError):
-                candidate, ops = None, None
-            finally:
+            except OverBudget:
                 self.spent += time.process_time() - start
+                break  # cancel costs more than tidy (which uses it): no second try after a timeout
+            except (sp.PolynomialError, sp.polys.polyerrors.PolificationFailed, TypeError, ValueError,
+                    RecursionError):
+                candidate, ops = None, None
+            self.spent += time.process_time() - start
             if candidate is not None and ops < best_ops:
                 best, best_ops = candidate, ops
         self._done[expr] = best
