@@ -195,7 +195,7 @@ def test_routh_sphere_jellett_and_routh_integrals_are_found():
 
 
 def test_report_block_keeps_its_cpu_budget_and_finds_jellett():
-    """The report's search (2 s soft budget, 3 s hard limit of FLOW_BUDGET) stops before an ansatz it
+    """The report's search (2.5 s soft budget, 3 s hard limit of FLOW_BUDGET) stops before an ansatz it
     predicts too costly: the block finishes, with Jellett's integral for the Routh sphere."""
     import time
 

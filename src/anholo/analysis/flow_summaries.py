@@ -348,7 +348,7 @@ class FirstIntegralsSummary(ReportBlock):
     title = "First integrals of the nonholonomic field"
 
     @classmethod
-    def of(cls, nh: NonholonomicSystem, generators=(), budget: float = 2.0) -> "FirstIntegralsSummary":
+    def of(cls, nh: NonholonomicSystem, generators=(), budget: float = 2.5) -> "FirstIntegralsSummary":
         """The block; the ansatz search starts no further ansatz after ``budget`` seconds of CPU time."""
         return cls(first_integrals(nh.field(), generators=generators, budget=budget))
 
