@@ -89,3 +89,16 @@ def test_text_lines_fit_a_reader(capsys, name):
         L = System.load(name).lagrangian.natural_expr()
         names = {s.name: s for s in L.free_symbols}
         assert sp.simplify(sp.sympify(joined, locals=names) - L) == 0
+
+
+def test_a_symmetry_with_affine_constraints_gives_a_note_not_a_failure():
+    """The disk on a turntable declares the rotations about the vertical as a symmetry, but its constraints are
+    affine: the Chaplygin block does not apply (a Chaplygin system has linear constraints, Crampin & Mestdag
+    2010), which the report says in a note, and the report is complete (exit status 0)."""
+    from anholo.io.report import analyze
+    from anholo.system import System
+
+    report = analyze(System.load("disk_on_turntable"), sections=["chaplygin", "first_integrals"])
+    assert report.complete
+    block = report.to_dict()["chaplygin"]
+    assert set(block) == {"note"} and "affine" in block["note"]

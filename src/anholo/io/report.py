@@ -681,6 +681,11 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                 raise _NotApplicable(_CHAPLYGIN_NOTE.format(why=system.route[1]))
             return translation_chaplygin(nh())
         if "chaplygin" not in cache:
+            if exact_nh().constraints.is_affine:
+                raise _NotApplicable("the constraints are affine (theta^a(u) = b^a(q)): a Chaplygin system has "
+                                     "linear constraints whose distribution D is a principal connection "
+                                     "(docs/chaplygin.rst); the symmetry still gives the momentum equations "
+                                     "and the first integrals")
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, exact_nh(), system)
         return cache["chaplygin"]
