@@ -14,6 +14,7 @@ stays small.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -175,29 +176,29 @@ class Refinement:
     An expression of a few hundred to a few thousand tree nodes (the carriage's vakonomic
     accelerations: 480 operations, 2,800 characters, of which ``cancel`` leaves 135) is offered to
     :func:`~anholo.algebra.simplify.tidy` (``cancel`` and reduction modulo ``sin² + cos² = 1``), and to
-    ``cancel`` alone when that does not halve it (reducing modulo sin² + cos² = 1 can lengthen a
+    ``cancel`` alone when tidy gains nothing (reducing modulo sin² + cos² = 1 can lengthen a
     quotient that ``cancel`` shortens), each under a CPU budget of :attr:`each` seconds, all of them under
     :attr:`total` seconds per report; the form with the fewest operations is shown (the expression as
     derived if no form is shorter or the budget is spent).  Results are remembered, so the text and the
     JSON of a block show the same form.
     """
 
-    def __init__(self, each: float = 0.5, total: float = 2.5):
+    def __init__(self, each: float = 0.8, total: float = 2.0):
         self.each = each
         self.total = total
         self.spent = 0.0
         self._done: dict = {}
 
     def shortest(self, expr: sp.Expr) -> sp.Expr:
-        """The shortest of ``expr``, ``tidy(expr)`` and, when that does not halve it, ``cancel(expr)``, as
-        far as the budget allows (the printer takes common factors out afterwards)."""
+        """The shorter of ``expr`` and ``tidy(expr)`` or, when tidy gains nothing, of ``expr`` and
+        ``cancel(expr)``, as far as the budget allows (the printer takes common factors out afterwards)."""
         if expr in self._done:
             return self._done[expr]
         best, best_ops = expr, sp.count_ops(expr)
         for form in (tidy, sp.cancel):
             allowed = min(self.each, self.total - self.spent)
-            if allowed <= 0.01 or 2 * best_ops < sp.count_ops(expr):
-                break
+            if allowed <= 0.01 or best is not expr:
+                break  # cancel only where tidy gained nothing (it is slower, and tidy starts from it)
             start = time.process_time()
             try:
                 with cpu_budget(allowed):
@@ -217,6 +218,19 @@ class Refinement:
 
 
 def _factored(expr):
+    """:func:`_factored_form`, remembered for the expressions a report prints more than once."""
+    try:
+        return _factored_cached(expr)
+    except TypeError:  # unhashable (a mutable matrix): not remembered
+        return _factored_form(expr)
+
+
+@functools.lru_cache(maxsize=1024)
+def _factored_cached(expr):
+    return _factored_form(expr)
+
+
+def _factored_form(expr):
     """``expr`` with the common factors of its sums taken out (``factor_terms``: ``(-a*x + b*x)/c`` is
     printed ``x*(-a + b)/c``) when that makes it shorter; a small expression only (no factorisation)."""
     if not isinstance(expr, sp.Expr) or expr.is_Atom:

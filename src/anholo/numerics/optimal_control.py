@@ -345,18 +345,25 @@ def _conditions(given, model: _Model, mode: str, which: str) -> dict:
     if not isinstance(given, Mapping):
         raise ArgumentError(f"optimal_control: {which} must be a dict name -> value (e.g. {{'x': 0, 'y': 1}}), got "
                             f"{type(given).__name__}.")
+    out = {}
+    for k, val in given.items():
+        key = _known_name(k, model, mode, which)
+        out[key] = _number(val, f"{which}[{key!r}]")
+    return out
+
+
+def _known_name(name, model: _Model, mode: str, which: str) -> str:
+    """``str(name)`` if it names a coordinate, a velocity (or, in the dynamic mode, an input); else the
+    ArgumentError that lists the names ``which`` (a keyword of :func:`optimal_control`) accepts."""
     known = set(model.coordinates) | set(model.velocities) | set(model.naturals)
     if mode == "dynamic":
         known |= set(model.inputs)
-    out = {}
-    for k, val in given.items():
-        key = str(k)
-        if key not in known:
-            raise ArgumentError(f"optimal_control: {which} names {printable(key)!r}, which is not a coordinate, "
-                                f"velocity{' or input' if mode == 'dynamic' else ''} of the system; use "
-                                f"{', '.join(sorted(known))}.")
-        out[key] = _number(val, f"{which}[{key!r}]")
-    return out
+    key = str(name)
+    if key not in known:
+        raise ArgumentError(f"optimal_control: {which} names {printable(key)!r}, which is not a coordinate, "
+                            f"velocity{' or input' if mode == 'dynamic' else ''} of the system; use "
+                            f"{', '.join(sorted(known))}.")
+    return key
 
 
 def _bounds(given, model: _Model, mode: str) -> dict:
@@ -365,16 +372,9 @@ def _bounds(given, model: _Model, mode: str) -> dict:
     if not isinstance(given, Mapping):
         raise ArgumentError("optimal_control: bounds must be a dict name -> (lower, upper), e.g. {'phi': (-0.5, 0.5)}, "
                             f"got {type(given).__name__}.")
-    known = set(model.coordinates) | set(model.velocities) | set(model.naturals)
-    if mode == "dynamic":
-        known |= set(model.inputs)
     out = {}
     for k, pair in given.items():
-        key = str(k)
-        if key not in known:
-            raise ArgumentError(f"optimal_control: bounds names {printable(key)!r}, which is not a coordinate, "
-                                f"velocity{' or input' if mode == 'dynamic' else ''} of the system; use "
-                                f"{', '.join(sorted(known))}.")
+        key = _known_name(k, model, mode, "bounds")
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ArgumentError(f"optimal_control: bounds[{key!r}] must be a pair (lower, upper) (None for no bound), "
                                 f"got {printable(repr(pair))[:60]}.")
