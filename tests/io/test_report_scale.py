@@ -106,7 +106,8 @@ def test_flow_block_over_its_budget_is_decided_numerically(monkeypatch):
         while True:
             pass
 
-    monkeypatch.setattr(report_module, "FLOW_BUDGET", 0.5)
+    # generous enough that the exact invariant-measure block finishes inside it on a slow, loaded CI machine
+    monkeypatch.setattr(report_module, "FLOW_BUDGET", 2.0)
     monkeypatch.setattr(flow_summaries.ControllabilitySummary, "of", classmethod(lambda cls, nh: spin(nh)))
     report = analyze(System.load("nonholonomic_particle"),
                      sections=["nonholonomic", "controllability", "invariant_measure"])
