@@ -52,7 +52,7 @@ import sympy as sp
 
 from ..algebra.decision import DomainError, Sampler, numerical_rank
 from ..algebra.engine import engine_cse, engine_diff, has_kinks, nonfinite, se, shared_to_sympy, to_engine, zero
-from ..algebra.expressions import free_symbols
+from ..algebra.expressions import dag_atoms, free_symbols
 from ..algebra.implicit import ImplicitForm
 from ..algebra.program import Program
 from sympy.core.function import AppliedUndef
@@ -239,7 +239,7 @@ class MaggiSystem:
             object.__setattr__(self, "forces", None if all(e == 0 for e in Q) else Q)
         object.__setattr__(self, "holonomic", as_expressions(self.holonomic, names, where="holonomic"))
         undefined = sorted({str(f.func) for e in (self.lagrangian, *self.constraints, *(self.forces or ()))
-                            for f in e.atoms(AppliedUndef)})
+                            for f in dag_atoms(e, AppliedUndef)})
         if undefined:
             raise UndefinedFunctionError(
                 f"Maggi's route computes with explicit expressions only, and {', '.join(undefined)} "
