@@ -122,8 +122,25 @@ def kink_derivative(node):
     raise TypeError(f"no derivative for {node}: anholo differentiates elementary functions, Abs and sign")
 
 
+_RECENT: dict = {}  # the last few large sympy expressions converted (a Lagrangian is converted by the
+# route that derives the field and again by the report that prints it), by identity
+_RECENT_SIZE = 8
+
+
 def to_engine(expr):
-    """``expr`` (sympy expression, number or string) as a symengine expression."""
+    """``expr`` (sympy expression, number or string) as a symengine expression.
+
+    A large expression (one with more than a few arguments at its top) passed again as the same object
+    is not converted again: the last :data:`_RECENT_SIZE` conversions are remembered."""
+    if isinstance(expr, sp.Basic) and len(expr.args) > 16:
+        hit = _RECENT.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        value = se.sympify(expr)
+        if len(_RECENT) >= _RECENT_SIZE:
+            _RECENT.pop(next(iter(_RECENT)))
+        _RECENT[id(expr)] = (expr, value)
+        return value
     return se.sympify(expr)
 
 
