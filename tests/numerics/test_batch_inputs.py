@@ -6,7 +6,7 @@ Oracles (none of them the compiled loop itself):
 * the Chaplygin sleigh with a motor written here in coordinates — L = m(ẋ² + ẏ²)/2 + I θ̇²/2, the knife edge
   ``−sin θ ẋ + cos θ ẏ − a θ̇ = 0``, the forces ``(0, 0, τ) − ∂R/∂q̇`` of the Rayleigh function
   ``R = c(ẋ² + ẏ²)/2 + k θ̇²/2`` — by the coordinate multiplier method (M q̈ = Q + λ Aᵀ, A q̈ + Ȧ q̇ = 0, solved
-  by sympy) and integrated by scipy's ``solve_ivp`` (Neĭmark & Fufaev (1972), Bloch (2003) §1.7);
+  by sympy) and integrated by scipy's ``solve_ivp`` (the Chaplygin sleigh of Bloch (2003));
 * the same run alone and inside a batch (a run's bits must not depend on the runs beside it).
 """
 
@@ -203,8 +203,8 @@ def test_sweep_with_inputs_compiled_and_per_run_rows_agree_and_the_gap_runs(slei
 def test_cli_sweep_input_runs_in_the_compiled_loop(tmp_path, capsys, nh):
     from anholo import cli
 
-    base = ["sweep", "sleigh_with_motor", "--param", "k=0.01:0.2:3", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", "3",
-            "--workers", "1", "--quiet", "--input", f"tau={TAU}"]
+    base = ["sweep", "sleigh_with_motor", "--param", "k=0.01:0.2:3", "--q0", "0,0,0", "--qdot0", "1,0,0",
+            "--t-end", "3", "--workers", "1", "--quiet", "--input", f"tau={TAU}"]
     rows = {}
     for route in ("compiled", "runs"):
         out = tmp_path / f"{route}.csv"

@@ -6,6 +6,10 @@ program (Maggi's route, or an exact-route field whose rates are converted to one
 
 * the right-hand side ``f(t, y, p)`` and its vectorised kernel (:func:`anholo.algebra.codegen.c_source`
   with ``lanes``: every shared definition one vector of ``w`` doubles, ``w`` = 8 with AVX-512, else 4);
+* with control inputs given as expressions (:mod:`anholo.numerics.inputs`), their definitions
+  ``u_k = e_k(t, y, p)`` first — ``q̇`` in them written with the field's own expressions of the state — and
+  the rates, written in the ``u_k``, after them: the inputs are evaluated in the kernel with the rates, lane by
+  lane (an input given as a Python callable has no loop: one ``simulate`` per run);
 * with holonomic constraints ``h(q, t) = 0``, ``h`` and its Jacobian ``J = ∂h/∂q`` generated from the same
   program by forward-mode differentiation (:meth:`~anholo.algebra.program.Program.derivatives`);
 * the integrator: the explicit Runge–Kutta pair of Dormand & Prince of order 8(5,3) (``DOP853``; Hairer,
@@ -42,7 +46,7 @@ import numpy as np
 
 from ..algebra import codegen
 from ..algebra.program import Program, c_float
-from ..errors import AnholoError, SimulationError
+from ..errors import SimulationError
 
 __all__ = ["CompiledLoop", "compiled_loop", "loop_source", "register_program", "STATUS_TEXT", "lanes",
            "jacobian_function", "program_of", "JACOBIAN_LIMIT"]
@@ -499,6 +503,7 @@ def _exact_program(compiled, inputs=None):
         f"{c}_dot" for c in compiled.coordinate_names)
     if ode.holonomic and natural and compiled.kind != "euler-lagrange":
         return None
+    defs = inputs.definitions(ode) if ode.inputs else []  # an input that does not fit this field: InputError
     try:
         rates = [to_engine(e) for e in ode.rates]
         time = [to_engine(ode.time)] if ode.time is not None else [se.Symbol("t")]
@@ -506,7 +511,6 @@ def _exact_program(compiled, inputs=None):
         params = [to_engine(p) for p in ode.parameters]
         args = time + state + params
         if ode.inputs:
-            defs = inputs.definitions(ode)
             head = Program(tuple(args), (), ()).with_outputs(defs, prefix="in")
             used = {str(a) for a in args} | {str(a) for a, _ in head.pairs} | {
                 str(s) for e in rates for s in e.free_symbols}
@@ -525,8 +529,6 @@ def _exact_program(compiled, inputs=None):
         # projected as simulate projects: not the Euler–Lagrange field (its motion ignores the constraints)
         hol = Program.from_expressions(args, [to_engine(h) for h in ode.holonomic]) \
             if ode.holonomic and compiled.kind != "euler-lagrange" else None
-    except AnholoError:
-        raise
     except Exception:  # noqa: BLE001 - an expression symengine cannot take: the per-run route
         return None
     return program, (("t", time), ("y", state), ("p", params)), None, hol, compiled.n
