@@ -225,3 +225,17 @@ def test_cli_sweep_input_runs_in_the_compiled_loop(tmp_path, capsys, nh):
     assert "unknown name 'thta'" in err and "Did you mean 'theta'" in err and len(err.strip().splitlines()) == 1
     assert cli.main(base[:-2]) == 2
     assert "no value for the input(s) tau" in capsys.readouterr().err
+
+
+def test_inputs_pickle_and_evaluate_the_expression_with_each_runs_parameters(nh):
+    """The per-run evaluator (generated Python) after a round trip through pickle (as in a worker process), at a
+    state written here: τ = 0.3 sin 2t − k θ̇ + 0.05 x cos θ + c/10 with θ̇ = w/a."""
+    import pickle
+
+    ci = pickle.loads(pickle.dumps(control_inputs(nh, {"tau": TAU})))
+    y = [0.7, -0.2, 0.4, 1.1, 0.3]
+    for params in PARAMS[:3]:
+        pd = {**VALUES, **params}
+        tau = ci.functions(nh, nh.parameter_vector(params))["tau"]
+        want = 0.3 * np.sin(2 * 1.3) - pd["k"] * 0.3 / pd["a"] + 0.05 * 0.7 * np.cos(0.4) + pd["c"] / 10
+        assert tau(1.3, np.array(y)) == pytest.approx(want, rel=1e-14, abs=1e-15)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -58,28 +59,28 @@ def _check_functions(expr, where: str) -> None:
                              f"with {', '.join(STANDARD_FUNCTIONS)} (or give a Python callable u(t, state)).")
 
 
+@dataclass(frozen=True, eq=False)
 class ControlInputs:
     """The control inputs of one system: expressions (module docstring) and/or Python callables.
 
-    Parameters
+    Attributes
     ----------
     order : tuple of str
         The system's inputs (``CompiledSystem.control_names``), in order.
-    expressions : mapping
+    expressions : dict
         name → SymPy expression in the real symbols ``t``, the coordinates, ``<q>_dot`` and the parameters.
-    callables : mapping
+    callables : dict
         name → callable ``u(t, state)``.
     coordinates, parameters : tuple of str
         The names the expressions may use (with ``t`` and ``<q>_dot``).
     """
 
-    def __init__(self, order, expressions: Mapping, callables: Mapping, coordinates, parameters):
-        self.order = tuple(order)
-        self.expressions = dict(expressions)
-        self.callables = dict(callables)
-        self.coordinates = tuple(coordinates)
-        self.parameters = tuple(parameters)
-        self._fn = None
+    order: tuple
+    expressions: dict
+    callables: dict
+    coordinates: tuple
+    parameters: tuple
+    _fn: object = field(default=None, repr=False)
 
     def __reduce__(self):  # the compiled evaluator is rebuilt where it is used
         return (ControlInputs, (self.order, self.expressions, self.callables, self.coordinates, self.parameters))
@@ -118,7 +119,7 @@ class ControlInputs:
             args = [to_engine(s) for s in (t, *q, *qd, *p)]
             names = [n for n in self.order if n in self.expressions]
             prog = Program.from_expressions(args, [to_engine(self.expressions[n]) for n in names])
-            self._fn = (prog.compile(), names)
+            object.__setattr__(self, "_fn", (prog.compile(), names))
         return self._fn
 
     def functions(self, compiled, p) -> dict:
@@ -162,7 +163,7 @@ class ControlInputs:
 
 
 class _Component:
-    """The ``k``-th input of a run: ``values(t, y)[k]`` (a picklable callable)."""
+    """The ``k``-th input of one run: ``values(t, y)[k]`` as a float (made where the run is integrated)."""
 
     def __init__(self, values, k: int):
         self.values, self.k = values, k
