@@ -23,10 +23,18 @@ compiled loop of :mod:`anholo.numerics.batch_loop` (all runs in generated C, 64 
 process pool): its wall time, and four of its rows against the per-run route (``loop="runs"``: scipy's
 DOP853 per run) — the final coordinates to 1e-8.
 
+Then (``--motor N``, default 1,000; 0 skips it) a sweep of the Chaplygin sleigh with a motor (the exact route's
+nonholonomic field) over a grid of the friction coefficients ``c`` and ``k``, every run 10 s with the control input
+``tau = 0.3*sin(2*t) - k*theta_dot + 0.05*x*cos(theta)`` given as an expression, by both routes on the local
+process pool: the compiled loop (the input's definitions compiled into the generated C) and one ``simulate``
+per run (``loop="runs"``: scipy's DOP853, the input evaluated by generated Python at every stage); runs per
+second of each and the largest difference of their final coordinates over all rows.
+
 Run from the repository root::
 
     python benchmarks/bench_sweep.py            # 16 runs, T = 150, 2 repeats; 1,000 bicycle runs
     python benchmarks/bench_sweep.py --quick    # 16 runs, T = 20, 1 repeat
+    python benchmarks/bench_sweep.py --skip-pendulum --bicycle 0   # only the 1,000-run sweep of the motor sleigh
 
 Results are printed as a table and written to ``benchmarks/results/sweep.json``.
 """
@@ -106,15 +114,69 @@ def bicycle_sweep(runs: int) -> dict:
             "max_end_difference_vs_per_run": worst, "lanes": lanes()[0]}
 
 
+MOTOR_INPUT = "0.3*sin(2*t) - k*theta_dot + 0.05*x*cos(theta)"
+
+
+def motor_sweep(runs: int) -> dict:
+    """The sweep of ``runs`` runs of the sleigh with a motor, by the compiled loop and one simulate per run
+    (module docstring)."""
+    import numpy as np
+    from anholo.algebra import codegen
+    from anholo.numerics.batch_loop import compiled_loop, lanes
+    from anholo.numerics.inputs import control_inputs
+
+    if codegen.find_compiler() is None:
+        print("motor sweep: no C compiler, skipped")
+        return {"skipped": "no C compiler"}
+    os.environ.pop("ANHOLO_CODEGEN", None)
+    load = os.getloadavg()
+    t0 = time.perf_counter()
+    compiled = compile_system(from_system(System.load("sleigh_with_motor"), "nonholonomic"))
+    inputs = {"tau": MOTOR_INPUT}
+    compiled_loop(compiled, control_inputs(compiled, inputs))  # generated and built (or loaded) once
+    setup = time.perf_counter() - t0
+    n_c = max(1, runs // 25)
+    ranges = {"c": (0.05, 0.2, n_c), "k": (0.01, 0.2, runs // n_c)}
+    q0, qd0 = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]
+    walls, results = {}, {}
+    for route in ("compiled", "runs"):
+        t0 = time.perf_counter()
+        results[route] = sweep(compiled, ranges, q0, qd0, 10.0, points=201, loop=route, inputs=inputs, **OPTIONS)
+        walls[route] = time.perf_counter() - t0
+    fast, slow = results["compiled"], results["runs"]
+    ends = [fast.columns.index(c) for c in fast.columns if c.endswith("_end")]
+    worst = max(abs(a[i] - b[i]) for a, b in zip(fast.rows, slow.rows) for i in ends)
+    load_end = os.getloadavg()
+    rate = {r: len(results[r]) / walls[r] for r in walls}
+    print(f"motor sweep: sleigh_with_motor nonholonomic, {len(fast)} runs of 10 s with the input tau = {MOTOR_INPUT} "
+          f"({fast.failed} + {slow.failed} failed), on {os.cpu_count()} CPUs (local pool), load average "
+          f"{load[0]:.2f} at start, {load_end[0]:.2f} at end; set-up and loop build {setup:.1f} s")
+    print_aligned([["route", "wall [s]", "runs/s", "ms per run"]] + [
+        [r, f"{walls[r]:.2f}", f"{rate[r]:.0f}", f"{walls[r] / len(results[r]) * 1e3:.2f}"] for r in walls])
+    print(f"compiled loop ({lanes()[0]} lanes) {walls['runs'] / walls['compiled']:.1f}x the per-run route; final "
+          f"coordinates of the two routes: max difference {worst:.2g} over all rows")
+    return {"runs": len(fast), "failed": [fast.failed, slow.failed], "input": MOTOR_INPUT, "t_end": 10.0,
+            "wall_s": walls, "runs_per_s": rate, "speedup": walls["runs"] / walls["compiled"],
+            "setup_s": setup, "load_average_start": load, "load_average_end": load_end,
+            "max_end_difference": worst, "lanes": lanes()[0], "cpus": os.cpu_count(),
+            "max_energy_drift": float(np.nanmax(fast.column("energy_drift")))}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--quick", action="store_true", help="16 runs, T = 20, 1 repeat")
     parser.add_argument("--json", default=str(DEFAULT_JSON), help="where to write the results")
     parser.add_argument("--bicycle", type=int, default=1000, help="bicycle runs of the compiled-loop sweep (0: skip)")
-    parser.add_argument("--skip-pendulum", action="store_true", help="only the bicycle sweep")
+    parser.add_argument("--motor", type=int, default=1000,
+                        help="runs of the sweep of the sleigh with a motor and an input (0: skip)")
+    parser.add_argument("--skip-pendulum", action="store_true", help="only the bicycle and motor sweeps")
     args = parser.parse_args()
     if args.skip_pendulum:
-        out = {"bicycle": bicycle_sweep(args.bicycle)}
+        out = {}
+        if args.bicycle:
+            out["bicycle"] = bicycle_sweep(args.bicycle)
+        if args.motor:
+            out["motor"] = motor_sweep(args.motor)
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         old = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
         old.update(out)
@@ -172,6 +234,8 @@ def main() -> int:
            "routes": records, "cluster_startup_s": {str(k): v for k, v in startup.items()}}
     if args.bicycle:
         out["bicycle"] = bicycle_sweep(args.bicycle)
+    if args.motor:
+        out["motor"] = motor_sweep(args.motor)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.json}")

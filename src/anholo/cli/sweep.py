@@ -50,6 +50,10 @@ def _add_sweep_parser(sub) -> None:
     sw.add_argument("--atol", type=float, default=1e-12, help="absolute tolerance (default 1e-12)")
     sw.add_argument("--set", dest="assignments", action="append", default=[], type=_parse_assignment,
                     metavar="NAME=VALUE", help="value of a parameter that is not swept (repeatable)")
+    sw.add_argument("--input", dest="inputs", action="append", default=[], type=_parse_assignment,
+                    metavar="NAME=EXPR", help="a control input of the file (inputs = [...]) as an expression in the "
+                    "time t, the coordinates, their velocities <q>_dot and the parameters (each run's values), e.g. "
+                    "--input tau=0.2*sin(t) (repeatable); compiled into the loop with the field")
     sw.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     sw.add_argument("--resume", action="store_true",
                     help="keep the rows of an earlier, interrupted run of the same sweep (read from --csv or its "
@@ -114,6 +118,14 @@ def _sweep(args, out) -> int:
     qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
     compiled = compile_system(from_system(system, field))
     other = compile_system(from_system(system, "vakonomic")) if args.gap else None
+    given = {}
+    for name, text in args.inputs:
+        if name in given:
+            raise SimulationError(f"--input {name} is given twice; give each input once.")
+        given[name] = text
+    from ..numerics.inputs import control_inputs
+
+    inputs = control_inputs(compiled, given)  # an unknown or missing input, a bad expression: refused here
     columns = sweep_columns(names_, compiled.coordinate_names, other is not None)
     done = {}
     if args.resume:
@@ -141,7 +153,7 @@ def _sweep(args, out) -> int:
         result = sweep(compiled, ranges, q0, qdot0, args.t_end, parameters=numeric, compare_with=other,
                        workers=args.workers, scheduler=args.scheduler, progress=show, points=args.points,
                        method=args.method, rtol=args.rtol, atol=args.atol, on_row=on_row, done=done,
-                       loop=args.loop)
+                       loop=args.loop, inputs=inputs)
     finally:  # whatever the end (a budget, a signal): the finished rows are written
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

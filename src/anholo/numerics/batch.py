@@ -1,12 +1,24 @@
 """Many runs of one compiled field: over initial states and/or parameter values, in one compiled loop,
 in processes or on Dask.
 
-Where the field's right-hand side is generated C (:mod:`anholo.numerics.batch_loop`: a C compiler, the
-default ``ANHOLO_CODEGEN``, no control inputs, output times given, the default ``DOP853`` without events or
-dense output), the runs are integrated by the compiled loop — many runs advancing together through the
-vectorised kernel, projected onto holonomic constraints after every step — in chunks (:data:`CHUNK` runs),
-each chunk in this process or in a worker; a run gives the same numbers bit for bit in any chunk.
-Otherwise each run is one :func:`~anholo.numerics.integrate.simulate`.
+The runs are integrated by the compiled loop (:mod:`anholo.numerics.batch_loop`) — many runs advancing
+together through the vectorised kernel of the field's generated C, projected onto holonomic constraints
+after every step — in chunks (:data:`CHUNK` runs), each chunk in this process or in a worker, where
+
+* a C compiler works (and ``ANHOLO_CODEGEN`` is not ``python``),
+* the field's right-hand side comes from a straight-line program in this process (Maggi's route, or an
+  exact-route field compiled here),
+* the method is the default ``DOP853``, without events, dense output or other solver options, output times
+  are given (``points`` or ``t_eval``, increasing, inside a forward ``t_span``), and holonomic constraints
+  are projected (not ``project=False``), and
+* control inputs, if the system has any, are given as expressions (:mod:`anholo.numerics.inputs`: a string
+  or SymPy expression in the time ``t``, the coordinates, the velocities ``<q>_dot`` and the parameters, or
+  a number): their definitions are compiled into the loop, before the rates.
+
+A run gives the same numbers bit for bit in any chunk.  Otherwise each run is one
+:func:`~anholo.numerics.integrate.simulate` — in particular where an input is a Python callable
+``u(t, state)`` (the loop cannot call Python); expression inputs are then evaluated by generated Python with
+each run's parameter values.
 
 The compiled system is sent once to each worker (it pickles as its generated
 source, :class:`~anholo.numerics.compile.CompiledSystem`); runs are distributed in
@@ -28,14 +40,15 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import AnholoError, IntegrationError, SimulationError
+from .inputs import ControlInputs, prepare_options, run_options
 from .integrate import as_compiled, simulate
 
-__all__ = ["simulate_batch", "map_runs", "dask_client", "loop_eligible", "run_loop_chunk", "CHUNK"]
+__all__ = ["simulate_batch", "map_runs", "dask_client", "loop_eligible", "loop_refusal", "run_loop_chunk", "CHUNK"]
 
 #: Runs per task of the compiled loop (a task is one call into C; Ctrl-C and progress act between tasks).
 CHUNK = 64
 _LOOP_OPTIONS = {"method", "rtol", "atol", "t_eval", "points", "constraint_tol", "max_step", "project", "progress",
-                 "progress_stream"}
+                 "progress_stream", "inputs"}
 
 _WORKER_SHARED = None
 
@@ -57,7 +70,7 @@ def _run_chunk_with(shared, fn, chunk, t_span, options):
 
 
 def _simulate_one(compiled, t_span, state, params, options):
-    return simulate(compiled, t_span, *state, parameters=params, **options)
+    return simulate(compiled, t_span, *state, parameters=params, **run_options(compiled, options, params))
 
 
 def _runs(initial_states, parameters) -> list:
@@ -228,23 +241,49 @@ def _stop(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
 def loop_eligible(compiled, options: Mapping, *, require_times: bool = True, t_span=None):
     """The :class:`~anholo.numerics.batch_loop.CompiledLoop` for runs of ``compiled`` with these
     :func:`~anholo.numerics.integrate.simulate` options, or None where the runs take the per-run route
-    (another method, events, dense output, inputs, ``project=False`` with holonomic constraints, no output
-    times)."""
+    (:func:`loop_refusal` says why)."""
+    return _loop_choice(compiled, options, require_times, t_span)[0]
+
+
+def loop_refusal(compiled, options: Mapping, *, require_times: bool = True, t_span=None) -> str:
+    """Why runs of ``compiled`` with these options do not take the compiled loop (one line), or ``""``."""
+    return _loop_choice(compiled, options, require_times, t_span)[1]
+
+
+def _loop_choice(compiled, options, require_times, t_span) -> tuple:
+    from ..algebra import codegen
     from .batch_loop import compiled_loop
 
-    if any(k not in _LOOP_OPTIONS and v is not None and v is not False for k, v in options.items()):
-        return None  # events, dense output, inputs, an atlas, other solver options: one simulate per run
+    extra = sorted(k for k, v in options.items() if k not in _LOOP_OPTIONS and v is not None and v is not False)
+    if extra:
+        return None, f"the option(s) {', '.join(extra)} need one simulate per run"
     if options.get("method", "DOP853") != "DOP853":
-        return None
+        return None, f"the compiled loop integrates with DOP853, not {options.get('method')}"
     if require_times and options.get("t_eval") is None and options.get("points") is None:
-        return None
+        return None, "the compiled loop needs output times (points= or t_eval=)"
     if options.get("project", True) is False and compiled.holonomic_count:
-        return None
+        return None, "project=False with holonomic constraints needs one simulate per run"
     if t_span is not None:  # the loop integrates forward, with its output times inside the interval
         t0, t1, times = _output_times(t_span, options)
         if not t1 > t0 or np.any(np.diff(times) < 0) or times.size == 0 or times[0] < t0 or times[-1] > t1:
-            return None
-    return compiled_loop(compiled)
+            return None, "the compiled loop integrates forward in time with increasing output times inside t_span"
+    inputs = None
+    if getattr(compiled, "control_names", ()):
+        inputs = options.get("inputs")
+        if not isinstance(inputs, ControlInputs):
+            inputs = prepare_options(compiled, options)["inputs"]
+        if not inputs.compilable:
+            return None, (f"the input(s) {', '.join(inputs.callables)} are Python callables, which the compiled "
+                          "loop cannot call; give them as expressions in t, the coordinates, <q>_dot and the "
+                          "parameters (e.g. inputs={'tau': '0.2*sin(t)'})")
+        if compiled.ode is None:
+            return None, "the compiled loop of a system with inputs is generated from its field: compile it here"
+    if codegen.chosen_backend() == "python" or codegen.find_compiler() is None:
+        return None, "the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python')"
+    loop = compiled_loop(compiled, inputs)
+    if loop is None:
+        return None, "this field's right-hand side has no program in this process (compile the system here)"
+    return loop, ""
 
 
 def _output_times(t_span, options) -> tuple:
@@ -292,12 +331,13 @@ def _loop_task(shared, t_span, chunk, params, options):
     return run_loop_chunk(shared, t_span, chunk, params, options)
 
 
-def _trajectory(compiled, T, Y, p, status, nfev, why, method="DOP853"):
+def _trajectory(compiled, T, Y, p, status, nfev, why, method="DOP853", inputs=None):
     from .integrate import _single
     if status != 0:
         raise IntegrationError(f"a run of the batch failed: {why}.")
-    return _single(compiled, T, Y, p, dict(zip(compiled.parameters, p)), None, None, None, None, nfev, method, 0.0,
-                   "The solver successfully reached the end of the integration interval.")
+    controls = inputs.functions(compiled, p) if isinstance(inputs, ControlInputs) else None  # for the multipliers
+    return _single(compiled, T, Y, p, dict(zip(compiled.parameters, p)), controls, None, None, None, nfev, method,
+                   0.0, "The solver successfully reached the end of the integration interval.")
 
 
 def map_loop(compiled, loop, t_span, runs: Sequence, options: Mapping, *, workers=None, scheduler=None,
@@ -339,6 +379,12 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
     loop : {"auto", "compiled", "runs"}
         ``auto``: the compiled loop where it applies (module docstring), else one :func:`simulate` per run;
         ``compiled``: the compiled loop or SimulationError saying why not; ``runs``: one simulate per run.
+    inputs : mapping, optional
+        The control inputs of a system with ``inputs = [...]``: name → an expression (a string as the command
+        line's ``--input`` reads it, a SymPy expression or a number) in the time ``t``, the coordinates, the
+        natural velocities ``<q>_dot`` and the parameters (each run's values) — compiled into the loop
+        (:mod:`anholo.numerics.inputs`) — or a Python callable ``u(t, state)``, which the compiled loop cannot
+        call: runs with a callable input take one :func:`simulate` each (``loop="compiled"`` refuses them).
     **options
         Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, points, …).
 
@@ -360,11 +406,10 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
     runs = _runs(initial_states, parameters)
     if loop not in ("auto", "compiled", "runs"):
         raise SimulationError(f"loop must be 'auto', 'compiled' or 'runs', got {loop!r}.")
-    cl = loop_eligible(compiled, options, t_span=t_span) if loop != "runs" else None
+    options = prepare_options(compiled, options)  # the inputs read once (an error here, not in every run)
+    cl, why = _loop_choice(compiled, options, True, t_span) if loop != "runs" else (None, "")
     if loop == "compiled" and cl is None:
-        raise SimulationError("the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python'), output times "
-                              "(points= or t_eval=, increasing, inside a forward t_span), the default method DOP853 "
-                              "without events, dense output, extra solver options or control inputs; use loop='runs'.")
+        raise SimulationError(f"loop='compiled' is not possible: {why}; use loop='runs' (or 'auto').")
     if cl is not None:
         results = map_loop(compiled, cl, t_span, runs, options, workers=workers, scheduler=scheduler,
                            progress=progress, progress_stream=progress_stream)
@@ -372,7 +417,7 @@ def simulate_batch(system, t_span, initial_states: Sequence, parameters=None, *,
         for i, T, Y, p, status, nfev, why in results:
             if status < 0:
                 raise why
-            out.append(_trajectory(compiled, T, Y, p, status, nfev, f"run {i}: {why}"))
+            out.append(_trajectory(compiled, T, Y, p, status, nfev, f"run {i}: {why}", inputs=options.get("inputs")))
         return out
     return map_runs(_simulate_one, compiled, t_span, runs, options, workers=workers, scheduler=scheduler,
                     progress=progress, progress_stream=progress_stream)

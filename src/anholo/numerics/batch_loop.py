@@ -6,6 +6,10 @@ program (Maggi's route, or an exact-route field whose rates are converted to one
 
 * the right-hand side ``f(t, y, p)`` and its vectorised kernel (:func:`anholo.algebra.codegen.c_source`
   with ``lanes``: every shared definition one vector of ``w`` doubles, ``w`` = 8 with AVX-512, else 4);
+* with control inputs given as expressions (:mod:`anholo.numerics.inputs`), their definitions
+  ``u_k = e_k(t, y, p)`` first — ``q̇`` in them written with the field's own expressions of the state — and
+  the rates, written in the ``u_k``, after them: the inputs are evaluated in the kernel with the rates, lane by
+  lane (an input given as a Python callable has no loop: one ``simulate`` per run);
 * with holonomic constraints ``h(q, t) = 0``, ``h`` and its Jacobian ``J = ∂h/∂q`` generated from the same
   program by forward-mode differentiation (:meth:`~anholo.algebra.program.Program.derivatives`);
 * the integrator: the explicit Runge–Kutta pair of Dormand & Prince of order 8(5,3) (``DOP853``; Hairer,
@@ -450,18 +454,24 @@ def jacobian_function(compiled, p, *, limit: int | None = JACOBIAN_LIMIT):
     return jac
 
 
-def compiled_loop(compiled) -> CompiledLoop | None:
+def compiled_loop(compiled, inputs=None) -> CompiledLoop | None:
     """The :class:`CompiledLoop` of a :class:`~anholo.numerics.compile.CompiledSystem`, or None where it has
-    none: no C compiler, ``ANHOLO_CODEGEN=python``, control inputs, or a right-hand side that was not
-    generated from a program in this process (a system compiled in another process: compile it here)."""
+    none: no C compiler, ``ANHOLO_CODEGEN=python``, control inputs not given as expressions, or a right-hand
+    side that was not generated from a program in this process (a system compiled in another process: compile
+    it here).
+
+    ``inputs`` (a :class:`~anholo.numerics.inputs.ControlInputs` of expressions, for a system with control
+    inputs): their definitions ``u_k = e_k(t, y, p)`` come first in the program, before the rates that use them
+    (:func:`_exact_program`); one loop is kept per field and set of inputs."""
     if codegen.chosen_backend() == "python" or codegen.find_compiler() is None:
         return None
-    if getattr(compiled, "control_names", ()):
+    controls = getattr(compiled, "control_names", ())
+    if controls and (inputs is None or not inputs.compilable or compiled.ode is None):
         return None
-    key = hashlib.sha256(compiled.source.encode()).hexdigest()
+    key = hashlib.sha256((compiled.source + (inputs.key if controls else "")).encode()).hexdigest()
     if key in _LOOPS:
         return _LOOPS[key]
-    entry = program_of(compiled)
+    entry = _exact_program(compiled, inputs) if controls else program_of(compiled)
     if entry is None:
         return None
     program, groups, solve, hol, nq = entry
@@ -477,26 +487,47 @@ def compiled_loop(compiled) -> CompiledLoop | None:
     return loop
 
 
-def _exact_program(compiled):
+def _exact_program(compiled, inputs=None):
     """The program of an exact-route field's rates (``compiled.ode``), or None (natural velocities kept by
-    projection need the velocity projection too, which the loop does not do)."""
+    projection need the velocity projection too, which the loop does not do).
+
+    With control inputs ``u_k`` (``inputs``, expressions): the program begins with the definitions
+    ``u_k = e_k(t, y, p)`` of :meth:`~anholo.numerics.inputs.ControlInputs.definitions` (their shared
+    subexpressions first), and the rates, written in the ``u_k``, follow."""
     from ..algebra.engine import se, to_engine
 
     ode = compiled.ode
-    if ode.inputs:
+    if ode.inputs and inputs is None:
         return None
     natural = compiled.kind == "chetaev" or compiled.state_names[compiled.n:2 * compiled.n] == tuple(
         f"{c}_dot" for c in compiled.coordinate_names)
     if ode.holonomic and natural and compiled.kind != "euler-lagrange":
         return None
+    defs = inputs.definitions(ode) if ode.inputs else []  # an input that does not fit this field: InputError
     try:
         rates = [to_engine(e) for e in ode.rates]
         time = [to_engine(ode.time)] if ode.time is not None else [se.Symbol("t")]
         state = [to_engine(s) for s in ode.state]
         params = [to_engine(p) for p in ode.parameters]
-        program = Program.from_expressions(time + state + params, rates)
+        args = time + state + params
+        if ode.inputs:
+            head = Program(tuple(args), (), ()).with_outputs(defs, prefix="in")
+            used = {str(a) for a in args} | {str(a) for a, _ in head.pairs} | {
+                str(s) for e in rates for s in e.free_symbols}
+            fresh = []
+            for k in range(len(ode.inputs)):
+                name = f"input{k}"
+                while name in used:
+                    name = "_" + name
+                used.add(name)
+                fresh.append(se.Symbol(name))
+            own = dict(zip((to_engine(u) for u in ode.inputs), fresh))
+            head = Program(head.args, head.pairs + tuple(zip(fresh, head.outputs)), ())
+            program = head.with_outputs([r.xreplace(own) for r in rates], prefix="r")
+        else:
+            program = Program.from_expressions(args, rates)
         # projected as simulate projects: not the Euler–Lagrange field (its motion ignores the constraints)
-        hol = Program.from_expressions(time + state + params, [to_engine(h) for h in ode.holonomic]) \
+        hol = Program.from_expressions(args, [to_engine(h) for h in ode.holonomic]) \
             if ode.holonomic and compiled.kind != "euler-lagrange" else None
     except Exception:  # noqa: BLE001 - an expression symengine cannot take: the per-run route
         return None

@@ -53,7 +53,8 @@ import numpy as np
 from ..errors import AnholoError, IntegrationError, SimulationError
 from ..files import atomic_output
 from ..limits import check as check_limit
-from .batch import CHUNK, loop_eligible, map_runs, run_loop_chunk
+from .batch import CHUNK, loop_eligible, loop_refusal, map_runs, run_loop_chunk
+from .inputs import prepare_options, run_options
 from .monitors import constraint_residuals, energy_drift
 from .compile import CompiledSystem
 from .integrate import as_compiled, simulate
@@ -312,8 +313,9 @@ def _row(shared, t_span, state, params, options) -> tuple:
     """Integrate one run and reduce it to ``(energy_drift, constraint_residual[, gap], q_end..., nfev, status)``."""
     compiled, other = shared
     try:
-        traj = simulate(compiled, t_span, *state, parameters=params, **options)
-        vak = simulate(other, t_span, *state[:2], parameters=params, **options) if other is not None else None
+        traj = simulate(compiled, t_span, *state, parameters=params, **run_options(compiled, options, params))
+        vak = simulate(other, t_span, *state[:2], parameters=params, **run_options(other, options, params)) \
+            if other is not None else None
         return _reduce(traj, vak)
     except (AnholoError, ArithmeticError, ValueError) as exc:  # one bad point must not end the sweep
         return _failed(exc, compiled.n, other is not None)
@@ -394,7 +396,8 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
         ``runs`` on the per-run route.  The two routes agree to the tolerance (the loop hits the output times
         exactly instead of interpolating); each gives the same rows wherever it runs.
     **options
-        Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, atol).
+        Passed to :func:`~anholo.numerics.integrate.simulate` (method, rtol, atol); ``inputs`` as for
+        :func:`~anholo.numerics.batch.simulate_batch` (expressions go into the compiled loop).
 
     Returns
     -------
@@ -447,7 +450,7 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
             else:
                 p[name] = value
         runs.append((i, (q, u), p))
-    options = dict(options, points=int(points))
+    options = prepare_options(compiled, dict(options, points=int(points)))  # expression inputs read once
     columns = sweep_columns(names, coords, other is not None)
     rows: dict = {}
     for i, point in enumerate(points_):  # resumed rows
@@ -466,8 +469,9 @@ def sweep(system, ranges: Mapping, q0: Sequence, qdot0: Sequence, t_end: float, 
     loop = loop_eligible(compiled, options, t_span=float(t_end)) if other is None and compiled_loop_wanted(loop_route) \
         else None
     if loop_route == "compiled" and loop is None:
-        raise SimulationError("the compiled loop needs a C compiler (and ANHOLO_CODEGEN not 'python'), the default "
-                              "method DOP853, no --gap comparison and no control inputs; use loop='runs'.")
+        why = "a --gap comparison needs one simulate per run" if other is not None else \
+            loop_refusal(compiled, options, t_span=float(t_end))
+        raise SimulationError(f"loop='compiled' is not possible: {why}; use loop='runs' (or 'auto').")
     try:
         if loop is not None:  # chunks of runs through the compiled loop; each chunk returns its rows
             chunks = [todo[k:k + CHUNK] for k in range(0, len(todo), CHUNK)]
