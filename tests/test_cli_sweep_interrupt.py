@@ -134,3 +134,22 @@ def test_swept_values_follow_the_rule_of_set(capsys):
     assert cli.main(base + ["--param", "m=-1:1:5"]) == 2
     err = capsys.readouterr().err
     assert "--param m" in err and "positive" in err
+
+
+def test_resume_refuses_the_rows_of_a_run_with_other_settings(tmp_path, capsys):
+    """OUT.csv.run.json records what a row depends on besides its swept values: --resume with another
+    initial state is refused (one line naming it) instead of mixing two runs' rows; the same command resumes."""
+    from anholo import cli
+
+    out = tmp_path / "t.csv"
+    base = ["sweep", "spherical_pendulum", "--param", "g=1:2:2", "--q0=0.8,0", "--t-end", "0.5", "--workers", "1",
+            "--quiet", "--csv", str(out)]
+    assert cli.main(base + ["--qdot0=0,1"]) == 0
+    capsys.readouterr()
+    rows = out.read_text()
+    assert cli.main(base + ["--qdot0=0,1.5", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "qdot0" in err and "other settings" in err and len(err.strip().splitlines()) == 1
+    assert out.read_text() == rows  # the earlier table untouched
+    assert cli.main(base + ["--qdot0=0,1", "--resume"]) == 0
+    assert out.read_text() == rows

@@ -128,6 +128,8 @@ def _sweep(args, out) -> int:
     inputs = control_inputs(compiled, given)  # an unknown or missing input, a bad expression: refused here
     columns = sweep_columns(names_, compiled.coordinate_names, other is not None)
     done = {}
+    if args.csv:
+        _settings(args, field, q0, qdot0, given, numeric)
     if args.resume:
         for path in (args.csv, partial_path(args.csv)):
             if os.path.exists(path):
@@ -189,3 +191,35 @@ def _sweep(args, out) -> int:
         if path and not args.quiet:
             print(f"anholo: wrote {path}", file=sys.stderr)
     return 0 if not result.failed else 3
+
+
+def _settings(args, field, q0, qdot0, inputs, numeric) -> None:
+    """Write ``OUT.csv.run.json``: what a row of ``OUT.csv`` depends on besides its swept values (the system,
+    field, initial state, end time, inputs, fixed parameter values, method and tolerances).  With ``--resume``
+    an existing record must be the same, else the earlier rows belong to another run and are refused (one
+    line naming what differs) rather than mixed into this table."""
+    import json
+
+    from ..errors import SimulationError
+
+    path = args.csv + ".run.json"
+    record = {"system": os.path.abspath(args.target) if os.path.exists(args.target) else args.target,
+              "field": field, "q0": [float(x) for x in q0], "qdot0": [float(x) for x in qdot0],
+              "t_end": float(args.t_end), "inputs": {k: str(v) for k, v in sorted(inputs.items())},
+              "set": {str(k): str(v) for k, v in sorted(_assignments(args).items())}, "method": args.method,
+              "rtol": float(args.rtol), "atol": float(args.atol), "points": int(args.points),
+              "gap": bool(args.gap)}
+    if args.resume and os.path.exists(path):
+        try:
+            with open(path) as fh:
+                earlier = json.load(fh)
+        except (OSError, ValueError):
+            earlier = None
+        if isinstance(earlier, dict):
+            differ = [k for k in record if earlier.get(k) != record[k]]
+            if differ:
+                raise SimulationError(f"{args.csv} holds the rows of a run with other settings ({', '.join(differ)} "
+                                      f"differ; recorded in {path}); resume with the same command, or write another "
+                                      "--csv.")
+    with open(path, "w") as fh:
+        json.dump(record, fh, indent=1)

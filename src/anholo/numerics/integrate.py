@@ -260,7 +260,10 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         one-step method (DOP853, RK45, RK23) and no events.
     inputs : mapping, optional
         Control inputs of a system with ``inputs``: name → callable ``u(t, state)`` (the
-        state of the compiled system, e.g. ``(q, v^α)`` on C) or a number (docs/forces.rst).
+        state of the compiled system, e.g. ``(q, v^α)`` on C), a number (docs/forces.rst), or an expression —
+        a string such as ``"0.2*sin(t) - k*theta_dot"`` or a SymPy expression in ``t``, the coordinates, their
+        velocities ``<q>_dot`` and the parameters (:func:`anholo.numerics.inputs.control_inputs`; the
+        RK methods).
     atlas : ChartAtlas, optional
         The charts of Maggi's equations of the system (:mod:`anholo.numerics.charts`): where the
         frame of ``system`` degenerates along the motion (frame condition), the run continues in
@@ -334,6 +337,12 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         raise SimulationError("vectorized=True is not supported by the compiled right-hand side; leave it off.")
     p = compiled.parameter_vector(parameters)
     pdict = dict(zip(compiled.parameters, p))
+    if inputs is not None:  # inputs written as expressions (as ``--input NAME=EXPR``): callables for this run
+        from .inputs import ControlInputs, control_inputs
+
+        if isinstance(inputs, ControlInputs) or any(isinstance(v, str) or hasattr(v, "free_symbols")
+                                                    for v in dict(inputs).values()):
+            inputs = control_inputs(compiled, inputs).functions(compiled, p)
     if np.ndim(t_span) == 0:
         t_span = (0.0, float(t_span))
     t0, t1 = (float(x) for x in t_span)
