@@ -410,6 +410,7 @@ class _Brackets:
         self.n = len(coordinates)
         self.P = len(points)
         self.kind, self.ops, self.data, self.gen = [], [], [], []
+        self.code, self.first, self.second = [], [], []  # 0 sum, 1 product, 2 other; the operands of sums and products
         self.val = np.empty((1024, self.P))  # row k: the values of node k at the points
         self.consts = {}  # node -> its number, for the numbers
         self.done = 0  # nodes below this have their values (the others wait for :meth:`evaluate`)
@@ -446,6 +447,9 @@ class _Brackets:
         self.data.append(data)
         gen = self.gen
         self.gen.append(1 + max(gen[x] for x in ops) if ops else 0)
+        self.code.append(2)
+        self.first.append(0)
+        self.second.append(0)
         return k
 
     def _binary(self, kind, ops, table):
@@ -455,8 +459,12 @@ class _Brackets:
         self.kind.append(kind)
         self.ops.append(ops)
         self.data.append(None)
-        gx, gy = self.gen[ops[0]], self.gen[ops[1]]
+        x, y = ops
+        gx, gy = self.gen[x], self.gen[y]
         self.gen.append(1 + (gx if gx > gy else gy))
+        self.code.append(0 if kind == "add" else 1)
+        self.first.append(x)
+        self.second.append(y)
         return k
 
     def _leaf(self, kind, data, value):
@@ -485,12 +493,9 @@ class _Brackets:
             return
         while len(self.val) < hi:
             self.val = np.concatenate([self.val, np.empty_like(self.val)])
-        V, kind, ops = self.val, self.kind, self.ops
-        code = {"add": 0, "mul": 1}
-        gens = np.array(self.gen[lo:hi])
-        codes = np.array([code.get(kind[k], 2) for k in range(lo, hi)])
-        first = np.array([ops[k][0] for k in range(lo, hi)])
-        second = np.array([ops[k][-1] for k in range(lo, hi)])
+        V = self.val
+        gens, codes = np.array(self.gen[lo:hi]), np.array(self.code[lo:hi])
+        first, second = np.array(self.first[lo:hi]), np.array(self.second[lo:hi])
         order = np.lexsort((codes, gens))
         runs = np.flatnonzero(np.diff(gens[order]) | np.diff(codes[order])) + 1
         with np.errstate(all="ignore"):
@@ -734,14 +739,8 @@ class _Brackets:
         taken, prefix = [str(a) for a in self.args], "_lie"
         while any(t.startswith(prefix) for t in taken):
             prefix = "_" + prefix
-        need, stack = set(), [c for c in components if c is not None]
-        while stack:
-            s = stack.pop()
-            if s not in need:
-                need.add(s)
-                stack.extend(self.ops[s])
-        need = sorted(need)
-        kinds, operands, data = [self.kind[s] for s in need], [self.ops[s] for s in need], [self.data[s] for s in need]
+        top = 1 + max((c for c in components if c is not None), default=-1)
+        kinds, operands, data = self.kind[:top], self.ops[:top], self.data[:top]  # made into definitions when read
 
         def name(s):
             kind = self.kind[s]
@@ -750,8 +749,15 @@ class _Brackets:
         names = tuple(zero if c is None else name(c) for c in components)
 
         def build() -> tuple:
+            need, stack = set(), [c for c in components if c is not None]
+            while stack:
+                s = stack.pop()
+                if s not in need:
+                    need.add(s)
+                    stack.extend(operands[s])
             expr, pairs = {}, []
-            for s, kind, ops, d in zip(need, kinds, operands, data):
+            for s in sorted(need):
+                kind, ops, d = kinds[s], operands[s], data[s]
                 if kind in ("arg", "const"):
                     expr[s] = d
                     continue
