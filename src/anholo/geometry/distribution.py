@@ -56,9 +56,11 @@ __all__ = ["Flag", "flag_of", "numerical_flag", "RANK_TOLERANCE"]
 #: Components larger than this (tree nodes) are not put through ``tidy`` (kept as derived).
 _TIDY_LIMIT = 2000
 #: Relative tolerance of the numerical ranks of :func:`numerical_flag` (singular values of the kept
-#: brackets, rows scaled to unit length, against the largest).  Measured: rows that are dependent give
-#: relative singular values below 1e-15 (n-trailer with 8 trailers, Whipple bicycle); the smallest
-#: genuine one met is 1.6e-8 (the 13 brackets of the 10-trailer, where the trailers are nearly aligned).
+#: brackets, rows scaled to unit length, against the largest).  Measured (brackets by the written-out
+#: derivative rules of :class:`_Brackets`): rows that are dependent give relative singular values below
+#: 1e-15 (n-trailer with 8 trailers, Whipple bicycle) and 3e-14 (11 trailers); the smallest genuine one met
+#: is 1.6e-8 (the 13 brackets of the 10-trailer, where the trailers are nearly aligned), 2e-10 at some
+#: points for 11 trailers (the rank is the largest over the points).
 RANK_TOLERANCE = 1e-10
 #: The determinant of the final generators is factored only below this size.
 _DET_LIMIT = 3000
