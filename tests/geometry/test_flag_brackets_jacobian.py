@@ -15,6 +15,7 @@ next span (so the growth vector is not only a lower bound).  Perturbed fields gi
 another growth vector (the comparison can fail).
 """
 
+import pickle
 import random
 
 import numpy as np
@@ -146,3 +147,18 @@ def test_perturbed_fields_are_noticed():
     # the nonholonomic particle made integrable: z' = y' (a holonomic constraint)
     x, y, z = sp.symbols("x y z")
     assert numerical_flag([[1, 0, 0], [0, 1, 1]], [x, y, z]).growth_vector == (2,)
+
+
+def test_the_program_of_the_kept_brackets_is_made_when_read():
+    """The symbolic definitions are made on first use; the values equal the hand brackets, and the program
+    pickles as a plain one with the same values."""
+    s = System.load("n_trailer_2")
+    flag = numerical_flag(s.maggi())
+    assert "pairs" not in vars(flag.program)  # not made yet
+    q, X = _hand_fields(s)
+    (pt,) = _points(s, q, 1, seed=9, fields=X)
+    _check_flag_against_hand(flag, q, X, [pt])
+    assert flag.program.pairs and len(flag.program.pruned().pairs) == len(flag.program.pairs)
+    again = pickle.loads(pickle.dumps(flag.program))
+    assert type(again).__name__ == "Program"
+    assert np.allclose(np.array(again.evaluate(pt)).real, np.array(flag.program.evaluate(pt)).real)

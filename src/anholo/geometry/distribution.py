@@ -816,6 +816,9 @@ class _DeferredProgram(Program):
         object.__delattr__(self, "_build")
         return pairs
 
+    def __reduce__(self):  # pickles as the plain program, its definitions made
+        return (Program.derived, (self.args, self.pairs, self.outputs))
+
 
 def _d_sin(lie, a, t):
     return lie.function(se.cos, (a,))
