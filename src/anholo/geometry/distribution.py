@@ -37,6 +37,7 @@ Zippel (1979)); the :class:`Flag` records how its ranks were decided (docs/contr
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -414,10 +415,12 @@ class _Brackets:
     def __init__(self, coordinates, args, pairs, fields, points):
         self.n = len(coordinates)
         self.P = len(points)
-        self.kind, self.ops, self.data, self.gen = [], [], [], []
+        self.kind, self.ops, self.data = [], [], []
+        self.gen = array("q")  # the generation of each node (arguments and numbers: 0)
         self.mask = []  # bit B set: the node depends on the coordinate q^B (structurally)
         self.moves = []  # moves[f]: bit B set where the field f has a component along ∂_B
-        self.code, self.first, self.second = [], [], []  # 0 sum, 1 product, 2 other; the operands of sums and products
+        # 0 sum, 1 product, 2 other; the operands of sums and products (machine integers: evaluated by numpy)
+        self.code, self.first, self.second = array("b"), array("q"), array("q")
         self.val = np.empty((1024, self.P))  # row k: the values of node k at the points
         self.consts = {}  # node -> its number, for the numbers
         self.done = 0  # nodes below this have their values (the others wait for :meth:`evaluate`)
@@ -507,8 +510,8 @@ class _Brackets:
         while len(self.val) < hi:
             self.val = np.concatenate([self.val, np.empty_like(self.val)])
         V = self.val
-        gens, codes = np.array(self.gen[lo:hi]), np.array(self.code[lo:hi])
-        first, second = np.array(self.first[lo:hi]), np.array(self.second[lo:hi])
+        gens, codes = np.frombuffer(self.gen, np.int64)[lo:hi], np.frombuffer(self.code, np.int8)[lo:hi]
+        first, second = np.frombuffer(self.first, np.int64)[lo:hi].copy(), np.frombuffer(self.second, np.int64)[lo:hi].copy()
         order = np.lexsort((codes, gens))
         runs = np.flatnonzero(np.diff(gens[order]) | np.diff(codes[order])) + 1
         with np.errstate(all="ignore"):
