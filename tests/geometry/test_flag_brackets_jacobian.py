@@ -162,3 +162,17 @@ def test_the_program_of_the_kept_brackets_is_made_when_read():
     again = pickle.loads(pickle.dumps(flag.program))
     assert type(again).__name__ == "Program"
     assert np.allclose(np.array(again.evaluate(pt)).real, np.array(flag.program.evaluate(pt)).real)
+
+
+def test_fields_written_with_shared_definitions():
+    """Generators written with definitions (a cse list) give the brackets of the substituted fields."""
+    x, y, z = q = sp.symbols("x y z")
+    w0, w1 = sp.symbols("w0 w1")
+    defs = [(w0, sp.exp(x) * y ** 2), (w1, sp.sin(w0) + x)]
+    flag = numerical_flag([[1, 0, w1], [0, 1, 0]], q, definitions=defs)
+    assert flag.growth_vector == (2, 3)
+    X = [sp.Matrix([1, 0, sp.sin(sp.exp(x) * y ** 2) + x]), sp.Matrix([0, 1, 0])]
+    _check_flag_against_hand(flag, list(q), X, _points(None, q, 2, seed=4))
+    with pytest.raises(AssertionError):  # another field: the check fails
+        _check_flag_against_hand(flag, list(q), [sp.Matrix([1, 0, sp.cos(sp.exp(x) * y ** 2) + x]), X[1]],
+                                 _points(None, q, 1, seed=4))
