@@ -12,7 +12,8 @@
 Each run is a fresh subprocess (empty caches); the child imports sympy, its mechanics and anholo (not
 timed), then times the work in CPU seconds; memory is the peak resident set size added by the work.
 Median of ``--repeats`` runs.  Growth per trailer: the geometric mean of ``t(n+1)/t(n)`` over
-n = 2…nmax.
+n = 2…nmax (``growth_per_trailer``), and over the n where the report takes Maggi's route (n = 4…nmax for
+the n-trailer: every n the same algorithms; ``growth_per_trailer_maggi``, with its range).
 
 Run from the repository root::
 
@@ -127,6 +128,15 @@ def main():
     g = out["growth_per_trailer"]
     print(f"growth per trailer (geometric mean of t(n+1)/t(n), n >= 2): report {g['report_cpu'] or float('nan'):.2f}x, "
           f"KanesMethod {g['kane_cpu'] or float('nan'):.2f}x, field {g['field_cpu'] or float('nan'):.2f}x")
+    maggi = [r for r in out["rows"] if r["route"] == "maggi"]
+    if len(maggi) >= 2:
+        gm = {"n": [maggi[0]["n"], maggi[-1]["n"]], "report_cpu": growth(maggi, "report_cpu_s"),
+              "kane_cpu": growth(maggi, "kane_cpu_s"), "field_cpu": growth(maggi, "field_cpu_s"),
+              "report_MiB": growth(maggi, "report_MiB")}
+        out["growth_per_trailer_maggi"] = gm
+        print(f"growth per trailer on Maggi's route (n = {gm['n'][0]}..{gm['n'][1]}): "
+              f"report {gm['report_cpu'] or float('nan'):.2f}x, KanesMethod {gm['kane_cpu'] or float('nan'):.2f}x, "
+              f"field {gm['field_cpu'] or float('nan'):.2f}x")
     out["machine"]["load_after"] = os.getloadavg()
     path = HERE / "results" / "report_growth.json"
     path.parent.mkdir(exist_ok=True)

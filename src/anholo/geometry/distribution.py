@@ -50,15 +50,18 @@ from ..algebra.engine import engine_cse, se, shared_to_sympy, to_engine, zero
 from ..algebra.program import Program
 from ..errors import DimensionError
 from .frame import Frame
+from .lie_program import _Brackets
 
 __all__ = ["Flag", "flag_of", "numerical_flag", "RANK_TOLERANCE"]
 
 #: Components larger than this (tree nodes) are not put through ``tidy`` (kept as derived).
 _TIDY_LIMIT = 2000
 #: Relative tolerance of the numerical ranks of :func:`numerical_flag` (singular values of the kept
-#: brackets, rows scaled to unit length, against the largest).  Measured: rows that are dependent give
-#: relative singular values below 1e-15 (n-trailer with 8 trailers, Whipple bicycle); the smallest
-#: genuine one met is 1.6e-8 (the 13 brackets of the 10-trailer, where the trailers are nearly aligned).
+#: brackets, rows scaled to unit length, against the largest).  Measured (brackets by the written-out
+#: derivative rules of :mod:`anholo.geometry.lie_program`): rows that are dependent give relative singular values below
+#: 1e-15 (n-trailer with 8 trailers, Whipple bicycle) and 3e-14 (11 trailers); the smallest genuine one met
+#: is 1.6e-8 (the 13 brackets of the 10-trailer, where the trailers are nearly aligned), 2e-10 at some
+#: points for 11 trailers (the rank is the largest over the points).
 RANK_TOLERANCE = 1e-10
 #: The determinant of the final generators is factored only below this size.
 _DET_LIMIT = 3000
@@ -381,197 +384,6 @@ def flag_of(frame: Frame, m: int | None = None, max_steps: int | None = None) ->
 # --- the flag of a large distribution: brackets over shared subexpressions, ranks at random points ----
 
 
-class _Brackets:
-    """Vector fields on Q whose components are names of one growing list of shared definitions, their
-    Lie brackets, and the values of every definition at a few fixed points.
-
-    A vector field ``V`` acts on a definition ``t = f(s_1, …)`` by the chain rule along the
-    definitions, ``V(t) = Σ_s ∂f/∂s · V(s)`` with ``V(q^B) = V^B`` and ``V(p) = 0`` for the other
-    arguments (forward-mode differentiation in the direction V, Griewank & Walther (2008)); each
-    ``V(t)`` becomes a new definition, memoised per (V, t).  The bracket of coordinate vector fields
-
-        [X, Y]^A = X(Y^A) − Y(X^A)
-
-    then costs one new definition per definition of its operands, whatever the size of their trees:
-    an iterated bracket of depth d over generators of s definitions has about d·s of them.  Nothing
-    is simplified (a component that cancels to an exact 0 is noticed; other zeros are numerical).
-    """
-
-    def __init__(self, coordinates, args, pairs, fields, points):
-        self.q = {s: B for B, s in enumerate(coordinates)}
-        self.n = len(coordinates)
-        self.value = {}  # definition -> its expression
-        self.order = {}  # definition -> position (dependency order)
-        self.pairs = []
-        self.memo = {}  # (field index, definition) -> V(t): a definition, an argument or a number
-        self.cons = {}  # operation -> its name (hash-consing)
-        self.fields = []
-        self.count = 0
-        self.taken = {str(a) for a in args} | {str(a) for a, _ in pairs}
-        self.P = len(points)
-        self.vals = {str(a): np.array([float(pt[str(a)]) for pt in points]) for a in args}
-        self._fresh = []
-        alias = {}  # the shared definitions given, decomposed into operations
-        for name, value in pairs:
-            alias[name] = self.define(value.xreplace(alias) if alias else value)
-        for row in fields:
-            self.add_field([self.component(self.define(e.xreplace(alias) if alias else e)) for e in row])
-        self._evaluate(self._fresh)
-        self._fresh = []
-
-    def _record(self, name, value):
-        self.value[name] = value
-        self.order[name] = len(self.pairs)
-        self.pairs.append((name, value))
-
-    def name(self, expr):
-        """``expr`` as a constant, a name, or the name of one definition (hash-consed)."""
-        if isinstance(expr, se.Symbol) or not expr.free_symbols:
-            return expr
-        hit = self.cons.get(expr)
-        if hit is None:
-            hit = self.cons[expr] = self._new(expr)
-        return hit
-
-    def _new(self, expr):
-        while f"_lie{self.count}" in self.taken:
-            self.count += 1
-        name = se.Symbol(f"_lie{self.count}")
-        self.count += 1
-        self._record(name, expr)
-        self._fresh.append((name, expr))
-        return name
-
-    def define(self, expr):
-        """``expr`` as a constant, a name, or the name of a definition, decomposed into single operations
-        on names (three-address form, hash-consed: an operation met twice is defined once).  The
-        derivative of one operation is then a small expression, so that repeated differentiation
-        never differentiates a large tree."""
-        if isinstance(expr, se.Symbol) or not expr.free_symbols:
-            return expr
-        cons = self.cons
-        hit = cons.get(expr)
-        if hit is not None:
-            return hit
-        stack = [(expr, False)]
-        while stack:
-            node, ready = stack.pop()
-            if node in cons:
-                continue
-            if isinstance(node, se.Symbol) or not node.free_symbols:
-                cons[node] = node
-                continue
-            if not ready:
-                stack.append((node, True))
-                stack.extend((a, False) for a in node.args if a not in cons)
-                continue
-            args = [cons[a] for a in node.args]
-            if isinstance(node, (se.Add, se.Mul)) and len(args) > 2:  # binary operations: the k-th
-                acc = args[0]  # derivative of a product of two has k + 1 terms, of f factors C(k+f-1, k)
-                for a in args[1:-1]:
-                    acc = self._op(node.func(acc, a))
-                args = [acc, args[-1]]
-            op = node.func(*args)
-            if op in cons:
-                cons[node] = cons[op]
-            else:
-                cons[node] = self._op(op)
-        return cons[expr]
-
-    def _op(self, op):
-        """The name of one operation on names (numbers times names stay in place)."""
-        hit = self.cons.get(op)
-        if hit is None:
-            kept = _inline(op) or not op.free_symbols or isinstance(op, se.Symbol)
-            hit = self.cons[op] = op if kept else self._new(op)
-        return hit
-
-    def add_field(self, components) -> int:
-        self.fields.append(tuple(components))
-        return len(self.fields) - 1
-
-    def component(self, expr):
-        """``expr`` as a number or a name (an operation kept in place gets a definition of its own)."""
-        expr = self.name(expr)
-        if isinstance(expr, se.Symbol) or not expr.free_symbols:
-            return expr
-        hit = self.cons.get(("component", expr))
-        if hit is None:
-            hit = self.cons[("component", expr)] = self._new(expr)
-        return hit
-
-    def _d(self, f: int, s):
-        B = self.q.get(s)
-        if B is not None:
-            return self.fields[f][B]
-        return self.memo.get((f, s), zero)
-
-    def _chain(self, f: int, expr):
-        """``V_f(expr) = Σ_s ∂expr/∂s · V_f(s)``, expanded: a sum of products of names and functions of
-        names, so that like terms of repeated derivatives combine (Leibniz: the k-th derivative of
-        ``u·v`` has k + 1 terms)."""
-        out = zero
-        for s in expr.free_symbols:
-            ds = self._d(f, s)
-            if ds != 0:
-                out = out + expr.diff(s) * ds
-        return se.expand(out)
-
-    def derivative(self, f: int, expr):
-        """``V_f(expr)``, the definitions it needs differentiated first (in dependency order)."""
-        need, stack, seen = [], [s for s in expr.free_symbols if s in self.value], set()
-        while stack:
-            s = stack.pop()
-            if s in seen or (f, s) in self.memo:
-                continue
-            seen.add(s)
-            need.append(s)
-            stack.extend(t for t in self.value[s].free_symbols if t in self.value)
-        for s in sorted(need, key=self.order.__getitem__):
-            self.memo[(f, s)] = self.name(self._chain(f, self.value[s]))
-        return self._chain(f, expr)
-
-    def bracket(self, a: int, g: int) -> tuple:
-        """The components of ``[V_a, V_g]`` (names of new definitions), evaluated at the points."""
-        self._fresh = []
-        X, Y = self.fields[a], self.fields[g]
-        out = tuple(self.component(self.derivative(a, Y[A]) - self.derivative(g, X[A])) for A in range(self.n))
-        self._evaluate(self._fresh)
-        self._fresh = []
-        return out
-
-    def at_points(self, components) -> np.ndarray:
-        """``(points, n)`` values of a vector field's components."""
-        out = np.empty((self.P, self.n))
-        for A, c in enumerate(components):
-            out[:, A] = self.vals[str(c)] if isinstance(c, se.Symbol) else float(c)
-        return out
-
-    def _evaluate(self, pairs):
-        """The values of new definitions at every point: the batch is cut into generations (a definition
-        uses only earlier generations), each evaluated by one compiled symengine function at all points."""
-        if not pairs:
-            return
-        gen = {}
-        for name, value in pairs:
-            gen[name] = 1 + max((gen[s] for s in value.free_symbols if s in gen), default=-1)
-        groups = [[] for _ in range(max(gen.values()) + 1)]
-        for name, value in pairs:
-            groups[gen[name]].append((name, value))
-        with np.errstate(all="ignore"):
-            for group in groups:
-                args = sorted({s for _, v in group for s in v.free_symbols}, key=str)
-                f = se.Lambdify(args, [v for _, v in group], real=True, backend="lambda", cse=False)
-                out = np.asarray(f(np.column_stack([self.vals[str(a)] for a in args]))).reshape(self.P, len(group))
-                for i, (name, _) in enumerate(group):
-                    self.vals[str(name)] = out[:, i]
-
-
-def _inline(op) -> bool:
-    """Operations written in place rather than defined: a number times a name."""
-    return isinstance(op, se.Mul) and len(op.args) == 2 and op.args[0].is_Number and isinstance(op.args[1], se.Symbol)
-
-
 def _independent_rows(rows: np.ndarray, tolerance: float) -> int:
     """The numerical rank of ``rows`` (one point) after scaling each row to unit length; a row shorter than
     ``tolerance`` times the longest counts as zero (rounding noise is not scaled up into a direction)."""
@@ -688,7 +500,7 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
         return lie.bracket(a, field_index[id(Y)])
 
     def independent(kept, cand):
-        if all(c == 0 for c in cand):
+        if all(c is None for c in cand):  # every component an exact 0
             return False
         vals_c = lie.at_points(cand)
         if rank_of(values_at + [vals_c]) <= len(kept):
@@ -697,8 +509,9 @@ def numerical_flag(generators, coordinates=None, max_steps: int | None = None, p
         field_index[id(cand)] = lie.add_field(cand)
         return True
 
-    gens, levels, words, growth = _grow(m, n, steps, gens, bracket, independent)
-    program = Program.derived(args, lie.pairs, tuple(c for g in gens for c in g)).pruned()
+    kept, levels, words, growth = _grow(m, n, steps, gens, bracket, independent)
+    program, outputs = lie.outputs([c for g in kept for c in g])
+    gens = [tuple(outputs[i * n:(i + 1) * n]) for i in range(len(kept))]
     used = int(np.all(np.isfinite(np.stack(values_at, axis=1)), axis=(1, 2)).sum())  # points where all are finite
     return Flag(None, m, tuple(gens), tuple(levels), tuple(words), tuple(growth),
                 Decision.numerical(used, tolerance), program, n)
