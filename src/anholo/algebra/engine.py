@@ -63,8 +63,19 @@ def nonfinite(expr) -> bool:
         return expr != expr or expr in (float("inf"), float("-inf"))
     if expr.is_Number:
         return expr in NONFINITE or (expr.is_Float and not _finite_float(expr))
+    if expr in _FINITE:  # the definitions of one field enter many programs (each analysis builds its own)
+        return False
     # one walk over the number atoms (nan, zoo, ±oo are numbers; a float nan is unequal to itself)
-    return any(a in NONFINITE or (a.is_Float and not _finite_float(a)) for a in expr.atoms(se.Number))
+    bad = any(a in NONFINITE or (a.is_Float and not _finite_float(a)) for a in expr.atoms(se.Number))
+    if not bad:
+        if len(_FINITE) >= _FINITE_SIZE:
+            _FINITE.clear()
+        _FINITE.add(expr)
+    return bad
+
+
+_FINITE: set = set()  # expressions found finite (bounded; cleared when full)
+_FINITE_SIZE = 500_000
 
 
 def _finite_float(x) -> bool:

@@ -94,7 +94,7 @@ class MaggiSummary(ReportBlock):
 
     def text_lines(self, p: Presenter) -> list:
         nh = self.system
-        pairs, _ = nh.shared()
+        pairs = nh._base[0]  # the implicit form's (the explicit solutions' cse is for the JSON and --full)
         v = nh.free_velocities
         lines = [f"Constraints: {len(self.written)} (print them with --json)", self._kind(),
                  "Computed by Maggi's equations (the Lagrange-d'Alembert equations projected on D in "
@@ -105,7 +105,7 @@ class MaggiSummary(ReportBlock):
                  + ", ".join(f"{c.name}_dot" for c in nh.dependent_coordinates),
                  f"Adapted frame X_alpha = d/d(free) + C d/d(dependent), X_a = d/d(dependent): {self._size_note()}",
                  f"Implicit form M x = F in x = ({', '.join(map(str, nh.quasi_velocity_rates[:nh.m] + nh.multiplier_symbols))})"
-                 f": {len(pairs)} shared subexpressions in all; {_HINT}"]
+                 f": {len(pairs)} shared subexpressions; {_HINT}"]
         if p.full:  # everything, written with the shared subexpressions
             cse, out = self._printed(_cse_prefix(nh))
             rates = nh.quasi_velocity_rates
@@ -168,7 +168,7 @@ class LargeEulerLagrangeSummary(ReportBlock):
 
     def text_lines(self, p: Presenter) -> list:
         nh = self.system
-        pairs, _ = nh.shared()
+        pairs = nh._base[0]  # the implicit form's (the explicit one is for the JSON)
         lines = ["(the free system, without the constraints)"] if self.constrained else []
         return lines + [
             "Large system: the Euler-Lagrange equations W q_ddot = F in the natural velocities "
@@ -222,13 +222,13 @@ class LargeVakonomicSummary(ReportBlock):
 
     def text_lines(self, p: Presenter) -> list:
         vak = self.field
-        pairs, _ = vak.shared()
+        pairs = vak.forced._base[0]  # the implicit form's (the explicit solutions' cse is for the JSON and --full)
         lines = [f"({self._FORCES_NOTE})"] if self.forced else []
         lines += [f"Euler-Lagrange equations of L + {self._rule()}, on C (the multiplication rule):",
                   "Large system: the Lagrange-d'Alembert equations under the multiplier force "
                   "lambda_a (dphi_a/dq - d/dt dphi_a/dq_dot), by Maggi's equations (docs/implicit.rst)",
-                  f"Implicit form M x = F in x = ({', '.join(map(str, vak.unknowns()))}); q_ddot and lambda_dot "
-                  f"written with {len(pairs)} shared subexpressions: {_HINT.replace('nonholonomic().implicit_form()', 'maggi()')}"
+                  f"Implicit form M x = F in x = ({', '.join(map(str, vak.unknowns()))}), {len(pairs)} shared "
+                  f"subexpressions; it and the explicit q_ddot, lambda_dot: {_HINT.replace('nonholonomic().implicit_form()', 'maggi()')}"
                   " (anholo.dynamics.maggi_vakonomic.MaggiVakonomic)"]
         if p.full:
             cse, (qdd, rates) = printed(*self._explicit(), _cse_prefix(vak.nh))
