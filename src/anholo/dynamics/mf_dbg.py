@@ -1,0 +1,294 @@
+"""A smaller program for the field of Maggi's route: the Lagrangian differentiated along its own program.
+
+:meth:`~anholo.dynamics.maggi.MaggiSystem.program` writes the implicit form ``g v̇ = F`` (module
+docstring of :mod:`anholo.dynamics.maggi`)
+
+    g_αβ = X_α^A W_AB X_β^B,      F_α = X_α^A (∂L/∂q^A − ∂²L/∂q̇^A∂q^B q̇^B − ∂²L/∂q̇^A∂t − W_AB w^B + Q_A),
+
+with every second derivative of L formed as its own expression tree (``n(n+1)/2`` entries of the Hessian
+``W = ∂²L/∂q̇∂q̇`` and the ``n²`` mixed ones), which makes the force column the bulk of the program.  The
+same quantities are written here with the derivatives taken along the straight-line program of L (its
+common subexpressions), as automatic differentiation does (Griewank & Walther (2008), ch. 3–5):
+
+* one reverse sweep gives the gradient ``(∂L/∂q, p = ∂L/∂q̇)`` in about three times the operations of L;
+* one forward (tangent) sweep over L and that gradient, along the direction ``(δt, δq, δq̇) = (1, q̇, w)``,
+  gives ``h = ∂p/∂t + ∂p/∂q q̇ + W w``: the n-vector whose contraction ``X_α · (∂L/∂q − h + Q)`` is ``F_α``
+  (a Hessian–vector product, never the Hessian);
+* ``w`` (``q̈`` at ``v̇ = 0``: ``κ_P w^P = −∂φ/∂t − ∂φ/∂q q̇``, the constraints ``φ = κ q̇ + c`` differentiated
+  once) is a tangent sweep over the program of φ along ``(1, q̇)``, then the solve by ``κ_P``'s adjugate;
+* ``g`` from the entries ``W_AB`` (symbolic derivatives of L, shared), ``g_αβ = X_α · (W X_β)``;
+
+all of it at ``q̇ = X_α v^α + β`` (the kinematics written once, as definitions), then one common-
+subexpression pass over the whole program.  The multiplier rows, when asked for, are the dependent
+components of the same vectors: ``μ_a − (W X_β)_{P_a} v̇^β = (h − ∂L/∂q − Q)_{P_a}``.
+
+These are Maggi's equations term for term (not Hamel's form of the constrained Lagrangian
+``l(q, v) = L(q, X v)``, Neimark & Fufaev (1972), whose force column carries the curvature terms
+``p_a R^a_αβ v^β`` and with them the q-derivatives of the frame: docs/benchmarks.rst measures both); the
+outputs are the same numbers up to rounding (tests/dynamics/test_maggi_field.py, against the Maggi program
+and against ``sympy.physics.mechanics.KanesMethod``).  :meth:`MaggiSystem.program` keeps whichever of the
+two programs has fewer operations (:func:`anholo.algebra.codegen.operation_count`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..algebra.engine import engine_cse, engine_diff, se, zero
+from ..algebra.program import Program
+from ..errors import NonFiniteExpressionError
+
+__all__ = ["field_program", "reverse_sweep", "tangent_sweep", "global_cse"]
+
+
+class _Names:
+    """Fresh symbols ``prefix0, prefix1, …`` avoiding the names in ``used``."""
+
+    def __init__(self, used, prefix: str):
+        self.used, self.prefix, self.count = {str(x) for x in used}, prefix, 0
+
+    def __call__(self):
+        while f"{self.prefix}{self.count}" in self.used:
+            self.count += 1
+        name = f"{self.prefix}{self.count}"
+        self.used.add(name)
+        return se.Symbol(name)
+
+
+def _atomic(e) -> bool:
+    return e.is_Number or isinstance(e, se.Symbol)
+
+
+def reverse_sweep(pairs, output, leaves, fresh, kinks: bool = False) -> tuple:
+    """``(new_pairs, gradient)``: the adjoint of the scalar program ``(pairs, output)``.
+
+    ``ā_x = Σ_{definitions y that use x} ā_y ∂y/∂x`` in reverse order (each ``∂y/∂x`` the derivative of one
+    definition's expression with respect to one of its symbols, :func:`~anholo.algebra.engine.engine_diff`);
+    ``gradient[leaf]`` is ``∂output/∂leaf`` written with the new definitions (named by ``fresh()``)."""
+    contributions: dict = {}
+
+    def push(expr, bar):
+        for s in expr.free_symbols:
+            d = engine_diff(expr, s, kinks)
+            if d != 0:
+                contributions.setdefault(s, []).append(d if bar is None else bar * d)
+
+    push(output, None)
+    new = []
+    for name, value in reversed(list(pairs)):
+        terms = contributions.pop(name, None)
+        if not terms:
+            continue
+        total = se.Add(*terms)
+        if total == 0:
+            continue
+        if _atomic(total):
+            bar = total
+        else:
+            bar = fresh()
+            new.append((bar, total))
+        push(value, bar)
+    return new, {x: se.Add(*contributions.get(x, [zero])) for x in leaves}
+
+
+def tangent_sweep(pairs, seeds, fresh, kinks: bool = False) -> tuple:
+    """``(new_pairs, tangent)``: the forward (tangent) sweep of the program ``pairs`` along ``seeds``
+    (symbol → its tangent, an expression); ``tangent(expr)`` is the tangent of any expression over the
+    program's names, ``Σ_s ∂expr/∂s · ṡ``.  Symbols neither seeded nor defined in ``pairs`` are constants."""
+    dot = dict(seeds)
+
+    def tangent(expr):
+        terms = []
+        for s in expr.free_symbols:
+            ds = dot.get(s)
+            if ds is None:
+                continue
+            d = engine_diff(expr, s, kinks)
+            if d != 0:
+                terms.append(d * ds)
+        return se.Add(*terms) if terms else zero
+
+    new = []
+    for name, value in pairs:
+        x = tangent(value)
+        if x == 0:
+            continue
+        if _atomic(x):
+            dot[name] = x
+        else:
+            s = fresh()
+            new.append((s, x))
+            dot[name] = s
+    return new, tangent
+
+
+def _ordered(defs: dict) -> list:
+    """The definitions ``{name: expr}`` in an order where each follows the names it uses."""
+    order, seen = [], set()
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(limit, 10 * len(defs) + 1000))
+
+        def visit(a):
+            if a in seen:
+                return
+            seen.add(a)
+            for s in defs[a].free_symbols:
+                if s in defs:
+                    visit(s)
+            order.append((a, defs[a]))
+
+        for a in list(defs):
+            visit(a)
+    finally:
+        sys.setrecursionlimit(limit)
+    return order
+
+
+def global_cse(args, pairs, outputs, fresh, rounds: int = 4) -> Program:
+    """Common-subexpression passes over every needed definition and output together (the definitions as
+    expressions over each other's names; definitions that are a bare symbol or number substituted), repeated
+    while they find more (a pass can make two definitions equal), the result in dependency order."""
+    defs, outputs = dict(pairs), list(outputs)
+    for _ in range(rounds):
+        trivial = {}
+        for name, value in defs.items():
+            if _atomic(value):
+                trivial[name] = value
+        while any(b in trivial for b in trivial.values()):  # chains a → b → c
+            trivial = {a: trivial.get(b, b) for a, b in trivial.items()}
+        if trivial:
+            defs = {a: b.xreplace(trivial) for a, b in defs.items() if a not in trivial}
+            outputs = [o.xreplace(trivial) for o in outputs]
+        needed = {s for o in outputs for s in o.free_symbols}
+        keep = []
+        for name, value in reversed(_ordered(defs)):
+            if name in needed:
+                keep.append(name)
+                needed |= value.free_symbols
+        keep.reverse()
+        more, reduced = engine_cse([defs[a] for a in keep] + outputs)
+        rename = {a: fresh() for a, _ in more}
+        table = {rename[a]: b.xreplace(rename) for a, b in more}
+        for a, e in zip(keep, reduced[:len(keep)]):
+            table[a] = e.xreplace(rename)
+        defs, outputs = table, [e.xreplace(rename) for e in reduced[len(keep):]]
+        if not more and not trivial:
+            break
+    return Program(tuple(args), tuple(_ordered(defs)), tuple(outputs))
+
+
+def field_program(ms, multipliers: bool = False) -> Program | None:
+    """The program of :meth:`~anholo.dynamics.maggi.MaggiSystem.program` (same arguments, outputs ``q̇``,
+    ``M`` row-major, ``F``; with or without the multiplier rows) formed by differentiating the Lagrangian
+    along its program (module docstring); ``None`` where that program holds a non-finite constant (the
+    caller keeps its own program, whose construction names the cause)."""
+    C, P = ms._cache, ms._parts
+    q, u, t, kappa, cterm, dep, free, kinks = (C[k] for k in ("q", "u", "t", "kappa", "c", "dep", "free", "kinks"))
+    n, m, k = ms.n, ms.m, len(dep)
+    v, S, beta = P["v"], P["S"], P["beta"]
+    args = ms.program_args()
+    L = C["L"]
+    Q = [zero] * n
+    for extra in (C["Q"] if ms.forces is not None else None, ms.engine_forces):
+        if extra is not None:
+            Q = [a + b for a, b in zip(Q, extra)]
+    used = {str(a) for a in args} | {str(s) for e in [L, *Q, *(kappa[a][A] for a in range(k) for A in range(n)),
+                                                      *cterm] for s in e.free_symbols}
+    used |= {str(x) for x in q + u + v} | ({str(t)} if t is not None else set())
+    fresh = _Names(used, "h")
+    ud = [fresh() for _ in range(n)]  # the velocities on C, as definitions
+    on_ud = dict(zip(u, ud))
+
+    def own(pairs, reduced):  # a cse list renamed with fresh names
+        ren = {a: fresh() for a, _ in pairs}
+        return [(ren[a], b.xreplace(ren)) for a, b in pairs], [e.xreplace(ren) for e in reduced]
+
+    # one common-subexpression pass over the frame X_α, β, w (written over the symbols r of the differentiated
+    # constraints), the constraints φ, L and the entries W_AB, all at the velocities ud on C
+    r = [fresh() for _ in range(k)]
+    wP = P["inv"].solve(se.DenseMatrix(k, 1, [-s for s in r])) if k else None
+    phi = [se.Add(*[kappa[a][A] * ud[A] for A in range(n)]) + cterm[a] for a in range(k)]
+    pW = [engine_diff(L, x, kinks) for x in u]
+    upper = [(A, B) for A in range(n) for B in range(A, n)]
+    W_exprs = [engine_diff(pW[A], u[B], kinks).xreplace(on_ud) for A, B in upper]
+    groups = [[S[A, al] for al in range(m) for A in range(n)], [beta[a, 0] for a in range(k)],
+              [wP[a, 0] for a in range(k)], phi, [L.xreplace(on_ud)], W_exprs]
+    base, reduced = own(*engine_cse([e for g in groups for e in g]))
+    out, pos = [], 0
+    for g in groups:
+        out.append(reduced[pos:pos + len(g)])
+        pos += len(g)
+    Xf, beta_r, w_r, phi_r, (Lout,), W_r = out
+    X = [[Xf[al * n + A] for A in range(n)] for al in range(m)]
+    kin = []  # the kinematics q̇ = X_α v^α + β, as the definitions of ud
+    for A in range(n):
+        e = se.Add(*[X[al][A] * v[al] for al in range(m)])
+        if A in dep:
+            e = e + beta_r[dep.index(A)]
+        kin.append((ud[A], e))
+    # r = ∂φ/∂t + ∂φ/∂q q̇: a tangent sweep along (δt, δq) = (1, q̇); then w^P = −κ_P⁻¹ r
+    seeds = {q[A]: ud[A] for A in range(n)}
+    if t is not None:
+        seeds[t] = se.Integer(1)
+    w = [zero] * n
+    dphi = []
+    import os
+    if k and os.environ.get("WAY") == "frame":
+        dphi, tan = tangent_sweep(base, seeds, fresh, kinks)
+        for a, Pc in enumerate(dep):
+            s_ = fresh()
+            dphi.append((s_, tan(kin[Pc][1])))
+            w[Pc] = s_
+    elif k:
+        dphi, tan = tangent_sweep(base, seeds, fresh, kinks)
+        dphi += [(r[a], tan(phi_r[a])) for a in range(k)]
+        for a, Pc in enumerate(dep):
+            w[Pc] = w_r[a]
+    # L's gradient (reverse sweep), and h = ∂p/∂t + ∂p/∂q q̇ + W w (a tangent sweep of the gradient)
+    adjoint, grad = reverse_sweep(base, Lout, list(q) + ud, fresh, kinks)
+    named = []
+
+    def name(e):
+        if _atomic(e):
+            return e
+        s = fresh()
+        named.append((s, e))
+        return s
+
+    G = [name(grad[x]) for x in q]
+    p = [name(grad[x]) for x in ud]
+    hp, tan = tangent_sweep(base + adjoint + named, seeds, fresh, kinks)
+    Qc = [e.xreplace(on_ud) if e != 0 else zero for e in Q]
+    Wt = {}
+    for (A, B), e in zip(upper, W_r):
+        Wt[A, B] = Wt[B, A] = e
+    # h = (∂p/∂t + ∂p/∂q q̇) + W w: the tangent of p, and W's entries times w (contracted with X_α as
+    # (W X_α)·w, reusing W X_α of g)
+    hq = [tan(pA) for pA in p]
+    WX = [[se.Add(*[Wt[A, B] * X[be][B] for B in range(n) if X[be][B] != 0]) for A in range(n)] for be in range(m)]
+    size = m + k if multipliers else m
+    M = [[zero] * size for _ in range(size)]
+    for al in range(m):
+        for be in range(al, m):
+            M[al][be] = M[be][al] = se.Add(*[X[al][A] * WX[be][A] for A in range(n) if X[al][A] != 0])
+    F = [se.Add(*[X[al][A] * (G[A] - hq[A] + Qc[A]) for A in range(n) if X[al][A] != 0])
+         - se.Add(*[WX[al][B] * w[B] for B in range(n) if w[B] != 0]) for al in range(m)]
+    if multipliers:
+        for a, Pc in enumerate(dep):
+            for be in range(m):
+                M[m + a][be] = -WX[be][Pc]
+            M[m + a][m + a] = se.Integer(1)
+            F.append(hq[Pc] + se.Add(*[Wt[Pc, B] * w[B] for B in range(n) if w[B] != 0]) - G[Pc] - Qc[Pc])
+    outputs = [e for _, e in kin] + [M[i][j] for i in range(size) for j in range(size)] + F
+    pairs = base + kin + dphi + adjoint + named + hp
+    try:
+        prog = global_cse(args, pairs, outputs, fresh)
+    except NonFiniteExpressionError:
+        return None
+    defined = {a for a, _ in prog.pairs} | set(args)
+    if any(s not in defined for _, e in prog.pairs for s in e.free_symbols) or any(
+            s not in defined for e in prog.outputs for s in e.free_symbols):
+        return None  # a symbol outside the Maggi program's arguments (should not happen): keep that program
+    return prog
+
