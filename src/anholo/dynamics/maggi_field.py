@@ -38,7 +38,7 @@ from ..algebra.engine import engine_cse, engine_diff, se, zero
 from ..algebra.program import Program
 from ..errors import NonFiniteExpressionError
 
-__all__ = ["field_program", "reverse_sweep", "tangent_sweep", "global_cse"]
+__all__ = ["field_program", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
 
 
 class _Names:
@@ -145,16 +145,59 @@ def _ordered(defs: dict) -> list:
     return order
 
 
-def global_cse(args, pairs, outputs, fresh, rounds: int = 4) -> Program:
+def _factors(term) -> list:
+    """The symbols that multiply a term of a sum (``a`` in ``a``, ``2·a·b``)."""
+    if isinstance(term, se.Symbol):
+        return [term]
+    if isinstance(term, se.Mul):
+        return [a for a in term.args if isinstance(a, se.Symbol)]
+    return []
+
+
+def _collect(terms: list):
+    """``Σ terms`` with the symbol that multiplies most of them taken out, recursively (greedy)."""
+    count: dict = {}
+    for term in terms:
+        for f in set(_factors(term)):
+            count[f] = count.get(f, 0) + 1
+    best = max(count, key=lambda f: (count[f], str(f)), default=None)
+    if best is None or count[best] < 2:
+        return se.Add(*terms)
+    inner, rest = [], []
+    for term in terms:
+        if best in _factors(term):
+            inner.append(se.Integer(1) if term == best else se.Mul(*[a for a in term.args if a != best]))
+        else:
+            rest.append(term)
+    out = best * _collect(inner)
+    return out + _collect(rest) if rest else out
+
+
+def factored(expr):
+    """``expr`` with common factors of its sums taken out (``a·b + a·c = a·(b + c)``: one multiplication
+    fewer each time; the sum is rounded differently, the value is the same)."""
+    if expr.is_Number or isinstance(expr, se.Symbol):
+        return expr
+    if isinstance(expr, se.Add):
+        return _collect([factored(t) for t in expr.args])
+    return expr.func(*[factored(a) for a in expr.args])
+
+
+def _count(defs: dict, outputs) -> int:
+    from ..algebra.codegen import operation_count
+
+    return operation_count(Program.derived((), tuple(_ordered(defs)), tuple(outputs)))["total"]
+
+
+def global_cse(args, pairs, outputs, fresh, rounds: int = 6, factor: bool = True) -> Program:
     """Common-subexpression passes over every needed definition and output together (the definitions as
-    expressions over each other's names; definitions that are a bare symbol or number substituted), repeated
-    while they find more (a pass can make two definitions equal), the result in dependency order."""
+    expressions over each other's names; definitions that are a bare symbol or number substituted; with
+    ``factor``, common factors of sums taken out first, :func:`factored`), repeated while the operation
+    count falls (a pass can make two definitions equal), the result in dependency order."""
     defs, outputs = dict(pairs), list(outputs)
-    for _ in range(rounds):
-        trivial = {}
-        for name, value in defs.items():
-            if _atomic(value):
-                trivial[name] = value
+    best = None
+    for round_ in range(rounds):
+        trivial = {a: b for a, b in defs.items() if _atomic(b)}
         while any(b in trivial for b in trivial.values()):  # chains a → b → c
             trivial = {a: trivial.get(b, b) for a, b in trivial.items()}
         if trivial:
@@ -167,14 +210,20 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 4) -> Program:
                 keep.append(name)
                 needed |= value.free_symbols
         keep.reverse()
-        more, reduced = engine_cse([defs[a] for a in keep] + outputs)
+        exprs = [defs[a] for a in keep] + outputs
+        # the first pass finds the repeated subexpressions of the blocks, the later ones factor the sums of names
+        more, reduced = engine_cse([factored(e) for e in exprs] if factor and round_ else exprs)
         rename = {a: fresh() for a, _ in more}
         table = {rename[a]: b.xreplace(rename) for a, b in more}
         for a, e in zip(keep, reduced[:len(keep)]):
             table[a] = e.xreplace(rename)
         defs, outputs = table, [e.xreplace(rename) for e in reduced[len(keep):]]
-        if not more and not trivial:
+        size = _count(defs, outputs)
+        if best is not None and size >= best[0] and round_ > 1:
             break
+        if best is None or size < best[0]:
+            best = (size, defs, outputs)
+    _, defs, outputs = best
     return Program(tuple(args), tuple(_ordered(defs)), tuple(outputs))
 
 

@@ -233,14 +233,7 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
         seeds[t] = se.Integer(1)
     w = [zero] * n
     dphi = []
-    import os
-    if k and os.environ.get("WAY") == "frame":
-        dphi, tan = tangent_sweep(base, seeds, fresh, kinks)
-        for a, Pc in enumerate(dep):
-            s_ = fresh()
-            dphi.append((s_, tan(kin[Pc][1])))
-            w[Pc] = s_
-    elif k:
+    if k:
         dphi, tan = tangent_sweep(base, seeds, fresh, kinks)
         dphi += [(r[a], tan(phi_r[a])) for a in range(k)]
         for a, Pc in enumerate(dep):
@@ -259,6 +252,7 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
     G = [name(grad[x]) for x in q]
     p = [name(grad[x]) for x in ud]
     hp, tan = tangent_sweep(base + adjoint + named, seeds, fresh, kinks)
+    hp = list(hp)
     Qc = [e.xreplace(on_ud) if e != 0 else zero for e in Q]
     Wt = {}
     for (A, B), e in zip(upper, W_r):
@@ -266,7 +260,15 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
     # h = (∂p/∂t + ∂p/∂q q̇) + W w: the tangent of p, and W's entries times w (contracted with X_α as
     # (W X_α)·w, reusing W X_α of g)
     hq = [tan(pA) for pA in p]
-    WX = [[se.Add(*[Wt[A, B] * X[be][B] for B in range(n) if X[be][B] != 0]) for A in range(n)] for be in range(m)]
+    import os
+    if os.environ.get("MX") == "tan":
+        WX = []
+        for be in range(m):
+            np_, tb = tangent_sweep(base + adjoint + named, {ud[B]: X[be][B] for B in range(n) if X[be][B] != 0}, fresh, kinks)
+            hp = hp + np_
+            WX.append([tb(pA) for pA in p])
+    else:
+        WX = [[se.Add(*[Wt[A, B] * X[be][B] for B in range(n) if X[be][B] != 0]) for A in range(n)] for be in range(m)]
     size = m + k if multipliers else m
     M = [[zero] * size for _ in range(size)]
     for al in range(m):
