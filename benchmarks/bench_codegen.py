@@ -2,7 +2,7 @@
 """Benchmark: the code generators on the Whipple bicycle's right-hand side (Maggi's program).
 
 The program is ``System.load("whipple_bicycle").maggi().program()`` (outputs ``q̇`` (8), ``g`` (3 × 3) and
-``F`` (3) over about 1,460 shared definitions).  Rows, each the cost of one evaluation of ``ẋ = (q̇, g⁻¹F)``
+``F`` (3) over shared definitions: the smaller of the two formations of ``MaggiSystem.programs()``).  Rows, each the cost of one evaluation of ``ẋ = (q̇, g⁻¹F)``
 at the same state, parameters as runtime arguments:
 
 * ``python (before)``: the code the Maggi route generated before anholo.algebra.codegen (Python with
@@ -20,7 +20,9 @@ at the same state, parameters as runtime arguments:
 Then the vectorised kernel of :mod:`anholo.numerics.batch_loop` (states per second, one call for 8,192
 states, its lanes checked bit for bit against the scalar C function) and one 10 s run in the compiled loop;
 the operation count of the field programs (:func:`anholo.algebra.codegen.operation_count`) of the bicycle
-and of ``n_trailer_1/3/5``; whole processes (``--repeats``): ``anholo simulate whipple_bicycle`` against
+(both files), the rattleback and ``n_trailer_1/3/5/8``, each formed both ways of
+:meth:`~anholo.dynamics.maggi.MaggiSystem.programs` (``"expressions"``: the second derivatives of L as
+expressions; ``"program"``: L differentiated along its own program), with the one ``program()`` keeps; whole processes (``--repeats``): ``anholo simulate whipple_bicycle`` against
 PyDy's ``generate_ode_function`` on sympy's KanesMethod bicycle with the ``lambdify`` and ``cython``
 generators (where installed).
 
@@ -293,6 +295,13 @@ def main(argv=None) -> int:
         for flags in (["-O2", "-fno-math-errno", "-ffp-contract=off"], ["-O3", "-fno-math-errno", "-ffp-contract=off"]):
             us, built = c_reference(src, y, p, n + m, flags)
             row("C reference " + " ".join(flags), us * 1e-6, built, "C driver loop, same source")
+        for key, other in nh.programs(multipliers=False).items():  # the formation program() does not use
+            if other is None or other is prog:
+                continue
+            flags = ["-O2", "-fno-math-errno", "-ffp-contract=off"]
+            us, built = c_reference(c_source(other, groups, (n, m)), y, p, n + m, flags)
+            row(f"C reference -O2 ({key} formation)", us * 1e-6, built,
+                f"{codegen.operation_count(other)['total']} operations against {codegen.operation_count(prog)['total']}")
     else:
         row("codegen c (bound)", None, note="no C compiler")
 
@@ -368,14 +377,25 @@ def main(argv=None) -> int:
               f"scalar bit for bit: {batch['bitwise_equal_to_scalar']}; one 10 s run in the compiled loop "
               f"{batch['loop_10s_run_s'] * 1e3:.1f} ms ({batch['loop_10s_nfev']} evaluations, lean(10 s) = "
               f"{batch['loop_lean_end']:.6e})")
-    # the size of the field: operations after cse (sympy's count_ops convention)
-    ops = {"whipple_bicycle": codegen.operation_count(prog)}
-    for k in (1, 3, 5):
-        nk = System.load(f"n_trailer_{k}").maggi()
-        ops[f"n_trailer_{k}"] = codegen.operation_count(nk.program(multipliers=False))
+    # the size of the field: operations after cse (sympy's count_ops convention), both formations of
+    # MaggiSystem.programs() and the one program() keeps
+    ops = {}
+    for name in ["whipple_bicycle", "whipple_bicycle_pitch_rate", "rattleback"] + [f"n_trailer_{k}" for k in (1, 3, 5, 8)]:
+        nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
+        t0 = time.perf_counter()
+        both = nk.programs(multipliers=False)
+        built = time.perf_counter() - t0
+        ops[name] = {key: codegen.operation_count(p) for key, p in both.items() if p is not None}
+        ops[name]["used"] = next(key for key, p in both.items() if p is nk.program(multipliers=False))
+        ops[name]["build_s"] = built
     for name, c in ops.items():
-        print(f"operations of the field program, {name}: {c['total']} ({c['add']} add, {c['mul']} mul, {c['div']} div, "
-              f"{c['pow']} pow, {c['function']} functions; {c['definitions']} definitions)")
+        parts = []
+        for key in ("expressions", "program"):
+            if key in c:
+                o = c[key]
+                parts.append(f"{key} {o['total']} ({o['add']} add, {o['mul']} mul, {o['div']} div, {o['pow']} pow, "
+                             f"{o['function']} functions; {o['definitions']} definitions)")
+        print(f"operations of the field program, {name}: " + "; ".join(parts) + f" — uses {c['used']}")
     whole = whole_process(q0, qd0, args.repeats) if args.repeats else {}
     for name, r in whole.items():
         wall = "-" if r["wall_s"] is None else f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU"

@@ -5,29 +5,32 @@ docstring of :mod:`anholo.dynamics.maggi`)
 
     g_αβ = X_α^A W_AB X_β^B,      F_α = X_α^A (∂L/∂q^A − ∂²L/∂q̇^A∂q^B q̇^B − ∂²L/∂q̇^A∂t − W_AB w^B + Q_A),
 
-with every second derivative of L formed as its own expression tree (``n(n+1)/2`` entries of the Hessian
-``W = ∂²L/∂q̇∂q̇`` and the ``n²`` mixed ones), which makes the force column the bulk of the program.  The
-same quantities are written here with the derivatives taken along the straight-line program of L (its
-common subexpressions), as automatic differentiation does (Griewank & Walther (2008), ch. 3–5):
+formed there from the second derivatives of L as expression trees (the ``n(n+1)/2`` entries of the
+Hessian ``W = ∂²L/∂q̇∂q̇`` and the ``n²`` mixed ones), which makes the force column the bulk of the program.
+Here the first and mixed derivatives are taken along the straight-line program of L (its common
+subexpressions), as automatic differentiation does (Griewank & Walther (2008), ch. 3–5):
 
-* one reverse sweep gives the gradient ``(∂L/∂q, p = ∂L/∂q̇)`` in about three times the operations of L;
-* one forward (tangent) sweep over L and that gradient, along the direction ``(δt, δq, δq̇) = (1, q̇, w)``,
-  gives ``h = ∂p/∂t + ∂p/∂q q̇ + W w``: the n-vector whose contraction ``X_α · (∂L/∂q − h + Q)`` is ``F_α``
-  (a Hessian–vector product, never the Hessian);
+* one reverse sweep gives the gradient ``(∂L/∂q, p = ∂L/∂q̇)`` (:func:`reverse_sweep`);
+* one forward (tangent) sweep over L and that gradient along ``(δt, δq) = (1, q̇)`` gives
+  ``∂p/∂t + ∂p/∂q q̇`` (:func:`tangent_sweep`: a Hessian–vector product, never the mixed Hessian);
 * ``w`` (``q̈`` at ``v̇ = 0``: ``κ_P w^P = −∂φ/∂t − ∂φ/∂q q̇``, the constraints ``φ = κ q̇ + c`` differentiated
-  once) is a tangent sweep over the program of φ along ``(1, q̇)``, then the solve by ``κ_P``'s adjugate;
-* ``g`` from the entries ``W_AB`` (symbolic derivatives of L, shared), ``g_αβ = X_α · (W X_β)``;
+  once) by a tangent sweep over the program of φ along ``(1, q̇)``, then the solve by ``κ_P``'s adjugate;
+* the entries ``W_AB`` as expressions (shared with L's program), ``g_αβ = X_α · (W X_β)`` and the term
+  ``X_α^A W_AB w^B = (W X_α) · w``;
 
-all of it at ``q̇ = X_α v^α + β`` (the kinematics written once, as definitions), then one common-
-subexpression pass over the whole program.  The multiplier rows, when asked for, are the dependent
-components of the same vectors: ``μ_a − (W X_β)_{P_a} v̇^β = (h − ∂L/∂q − Q)_{P_a}``.
+all of it at ``q̇ = X_α v^α + β`` (the kinematics written once, as definitions), then common-subexpression
+passes over the whole program with the common factors of its sums taken out between them
+(:func:`global_cse`).  The multiplier rows, when asked for, are the dependent components of the same
+vectors: ``μ_a − (W X_β)_{P_a} v̇^β = (∂p/∂t + ∂p/∂q q̇ + W w − ∂L/∂q − Q)_{P_a}``.
 
-These are Maggi's equations term for term (not Hamel's form of the constrained Lagrangian
-``l(q, v) = L(q, X v)``, Neimark & Fufaev (1972), whose force column carries the curvature terms
-``p_a R^a_αβ v^β`` and with them the q-derivatives of the frame: docs/benchmarks.rst measures both); the
-outputs are the same numbers up to rounding (tests/dynamics/test_maggi_field.py, against the Maggi program
-and against ``sympy.physics.mechanics.KanesMethod``).  :meth:`MaggiSystem.program` keeps whichever of the
-two programs has fewer operations (:func:`anholo.algebra.codegen.operation_count`).
+These are Maggi's equations term for term.  Hamel's form of the constrained Lagrangian
+``l(q, v) = L(q, X v + β)`` (Voronets' equations; Neimark & Fufaev (1972); Bloch (2015), §5),
+``∂²l/∂v^α∂v^β v̇^β = X_α(l) − ∂²l/∂v^α∂q^B q̇^B − p_a R^a_αβ v^β`` with ``[X_α, X_β] = R^a_αβ X_a``, needs
+the q-derivatives of the frame besides (through ``l`` and the curvature ``R``) and gives a larger program
+when formed the same way (docs/benchmarks.rst).  The outputs are the numbers of the expression-tree program
+up to rounding (tests/dynamics/test_maggi_field.py, with the multiplier method and
+``sympy.physics.mechanics.KanesMethod`` as oracles); :meth:`MaggiSystem.program` keeps whichever of the two
+programs has fewer operations (:func:`anholo.algebra.codegen.operation_count`).
 """
 
 from __future__ import annotations
@@ -287,7 +290,7 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
         dphi += [(r[a], tan(phi_r[a])) for a in range(k)]
         for a, Pc in enumerate(dep):
             w[Pc] = w_r[a]
-    # L's gradient (reverse sweep), and h = ∂p/∂t + ∂p/∂q q̇ + W w (a tangent sweep of the gradient)
+    # L's gradient (reverse sweep), and a tangent sweep of it along (δt, δq) = (1, q̇)
     adjoint, grad = reverse_sweep(base, Lout, list(q) + ud, fresh, kinks)
     named = []
 
@@ -305,8 +308,7 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
     Wt = {}
     for (A, B), e in zip(upper, W_r):
         Wt[A, B] = Wt[B, A] = e
-    # h = (∂p/∂t + ∂p/∂q q̇) + W w: the tangent of p, and W's entries times w (contracted with X_α as
-    # (W X_α)·w, reusing W X_α of g)
+    # ∂p/∂t + ∂p/∂q q̇: the tangent of p (W w is added with W's entries: (W X_α)·w reuses W X_α of g)
     hq = [tan(pA) for pA in p]
     WX = [[se.Add(*[Wt[A, B] * X[be][B] for B in range(n) if X[be][B] != 0]) for A in range(n)] for be in range(m)]
     size = m + k if multipliers else m
