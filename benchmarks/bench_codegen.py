@@ -89,6 +89,78 @@ def python_before(prog, state, params, n, m):
     return ns["make_rhs"]
 
 
+def hamel_program(ms):
+    """The field program of Hamel's form of the constrained Lagrangian ``l(q, v) = L(q, X v + β)``
+    (Voronets' equations; Neimark & Fufaev (1972); Bloch (2015), §5), formed with the sweeps of
+    :mod:`anholo.dynamics.maggi_field` — measured against :meth:`MaggiSystem.program`, not used by anholo:
+
+        ∂²l/∂v^α∂v^β v̇^β = X_α(l) − ∂²l/∂v^α∂q^B q̇^B − p_a R^a_αβ v^β,   [X_α, X_β] = R^a_αβ X_a,
+
+    ``X_α(l)`` and ``∂l/∂v`` by a reverse sweep over the frame, the kinematics and L; the mixed term by a tangent
+    sweep along ``q̇``; ``p_a = ∂L/∂q̇^{P_a}`` by a reverse sweep of L alone; ``R^a_αβ v^β = X_α((X v)^{P_a}) −
+    (X v)(X_α^{P_a})`` by tangent sweeps of the frame; ``∂²l/∂v∂v`` by tangent sweeps along ``v``.  Scleronomic
+    systems without forces only (the bicycle, the n-trailer)."""
+    import symengine as se
+    from anholo.algebra.engine import engine_cse
+    from anholo.dynamics import maggi_field as mf
+
+    C, P = ms._cache, ms._parts
+    q, u, dep = C["q"], C["u"], C["dep"]
+    n, m, k = ms.n, ms.m, len(dep)
+    v, S, beta = P["v"], P["S"], P["beta"]
+    args = ms.program_args()
+    fresh = mf._Names([str(a) for a in args] + [str(x) for x in q + u + v], "h")
+    ud = [fresh() for _ in range(n)]
+    groups = [S[A, al] for al in range(m) for A in range(n)] + [beta[a, 0] for a in range(k)]
+    pairs, red = engine_cse(groups + [C["L"].xreplace(dict(zip(u, ud)))])
+    ren = {a: fresh() for a, _ in pairs}
+    base, red = [(ren[a], b.xreplace(ren)) for a, b in pairs], [e.xreplace(ren) for e in red]
+    X = [[red[al * n + A] for A in range(n)] for al in range(m)]
+    kin = [(ud[A], se.Add(*[X[al][A] * v[al] for al in range(m)]) + (red[m * n + dep.index(A)] if A in dep else 0))
+           for A in range(n)]
+    ordered = mf._ordered(dict(base + kin))
+    adj, grad = mf.reverse_sweep(ordered, red[-1], list(q) + list(v), fresh)
+    adj_L, grad_L = mf.reverse_sweep(base, red[-1], ud, fresh)
+    named = []
+
+    def name(e):
+        if mf._atomic(e):
+            return e
+        s = fresh()
+        named.append((s, e))
+        return s
+
+    dl_dq, dl_dv, p = [name(grad[x]) for x in q], [name(grad[x]) for x in v], [name(grad_L[x]) for x in ud]
+    body = ordered + adj + adj_L + named
+    tp, tan = mf.tangent_sweep(body, {q[A]: ud[A] for A in range(n)}, fresh)
+    more, F, M = [], [], [[None] * m for _ in range(m)]
+    for al in range(m):
+        new, along = mf.tangent_sweep(ordered, {q[A]: X[al][A] for A in range(n) if X[al][A] != 0}, fresh)
+        more += new
+        Rv = [along(ud[Pc]) - tan(X[al][Pc]) for Pc in dep]  # R^a_αβ v^β
+        F.append(se.Add(*[X[al][A] * dl_dq[A] for A in range(n) if X[al][A] != 0]) - tan(dl_dv[al])
+                 - se.Add(*[p[Pc] * R for Pc, R in zip(dep, Rv)]))
+    for be in range(m):
+        new, along = mf.tangent_sweep(body, {v[be]: se.Integer(1)}, fresh)
+        more += new
+        for al in range(be + 1):
+            M[al][be] = M[be][al] = along(dl_dv[al])
+    outputs = [e for _, e in kin] + [M[i][j] for i in range(m) for j in range(m)] + F
+    return mf.global_cse(args, body + tp + more, outputs, fresh)
+
+
+def same_field(a, b, n, m, seed=3) -> float:
+    """Largest deviation of v̇ = M⁻¹F of two field programs at random states (relative to max(1, |v̇|))."""
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(3):
+        pt = {str(x): rng.uniform(-0.5, 0.5) for x in a.args}
+        va, vb = (np.linalg.solve(o[n:n + m * m].reshape(m, m), o[n + m * m:n + m * m + m])
+                  for o in (np.array(p.evaluate(pt)).real for p in (a, b)))
+        worst = max(worst, np.abs(va - vb).max() / max(1.0, np.abs(va).max()))
+    return worst
+
+
 DRIVER = r"""
 #include <stdio.h>
 #include <time.h>
@@ -396,6 +468,15 @@ def main(argv=None) -> int:
                 parts.append(f"{key} {o['total']} ({o['add']} add, {o['mul']} mul, {o['div']} div, {o['pow']} pow, "
                              f"{o['function']} functions; {o['definitions']} definitions)")
         print(f"operations of the field program, {name}: " + "; ".join(parts) + f" — uses {c['used']}")
+    hamel = {}
+    for name in ("whipple_bicycle", "n_trailer_3"):
+        nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
+        hp = hamel_program(nk)
+        dev = same_field(nk.program(multipliers=False), hp, nk.n, nk.m)
+        assert dev < 1e-9, (name, dev)
+        hamel[name] = codegen.operation_count(hp)
+        print(f"Hamel's form of l(q, v) = L(q, X v) formed with the same sweeps, {name}: {hamel[name]['total']} "
+              f"operations ({hamel[name]['definitions']} definitions; v̇ equal to the field's to {dev:.1e})")
     whole = whole_process(q0, qd0, args.repeats) if args.repeats else {}
     for name, r in whole.items():
         wall = "-" if r["wall_s"] is None else f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU"
@@ -405,6 +486,7 @@ def main(argv=None) -> int:
     Path(args.out).write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                                           "cpus": os.cpu_count(), "load_average": load, "rows": rows,
                                           "simulation_10s": sim, "batch": batch, "operations": ops,
+                                          "operations_hamel_form": hamel,
                                           "whole_process": whole}, indent=2) + "\n")
     print(f"load average {load}; wrote {args.out}")
     return 0
