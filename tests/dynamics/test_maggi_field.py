@@ -23,7 +23,7 @@ from oracles import nonlinear_constrained_solution, point_on_constraints
 
 from anholo.algebra.codegen import operation_count
 from anholo.algebra.engine import engine_cse, se, to_engine
-from anholo.dynamics.maggi_field import _Names, field_program, reverse_sweep, tangent_sweep
+from anholo.dynamics.maggi_field import _Names, factored, field_program, global_cse, reverse_sweep, tangent_sweep
 from anholo.errors import NonlinearConstraintError
 from anholo.examples import LARGE_EXAMPLES, example_names, load_example
 from anholo.system import System
@@ -58,6 +58,28 @@ def test_sweeps_equal_sympy_derivatives():
         t = g[0] * pt[a] + g[1] * pt[b] + g[2] * pt[a] * pt[b]
         assert np.allclose(got, g + [t], rtol=1e-12, atol=1e-12), (got, g, t)
     assert abs(got[3] - (g[0] * pt[a] + g[1] * pt[b])) > 1e-6  # the check can fail (the z term counts)
+
+
+def test_factoring_and_global_cse_keep_the_values():
+    """``factored`` equals the sum it factors (sympy's expand of the difference is zero) and takes out the
+    common factor; ``global_cse`` gives the outputs of the program it is given, with fewer operations."""
+    a, b, c, d, x = sp.symbols("a b c d x")
+    expr = a * b + a * c + 2 * a * d * b + x * sp.sin(a * b + a * c)
+    got = factored(to_engine(expr))
+    assert sp.expand(sp.sympify(str(got)) - expr) == 0
+    assert str(got).count("a") < str(to_engine(expr)).count("a")
+    A, B, C, D, X = (se.Symbol(s) for s in "abcdx")
+    t0, t1 = se.Symbol("t0"), se.Symbol("t1")
+    pairs = [(t0, A * B + A * C + A * D), (t1, (A * B + A * C) * X + t0 * se.sin(A * B + A * C))]
+    outputs = [t1 + t0 * A * B, t1 - A * C * D]
+    from anholo.algebra.program import Program
+    before = Program((A, B, C, D, X), tuple(pairs), tuple(outputs))
+    after = global_cse(before.args, pairs, outputs, _Names(["a", "b", "c", "d", "x", "t0", "t1"], "g"))
+    rng = random.Random(1)
+    for _ in range(3):
+        pt = {s: rng.uniform(-1, 1) for s in "abcdx"}
+        assert np.allclose(np.array(before.evaluate(pt)).real, np.array(after.evaluate(pt)).real, rtol=1e-13)
+    assert operation_count(after)["total"] < operation_count(before)["total"]
 
 
 def _values(s, ms, pt):
