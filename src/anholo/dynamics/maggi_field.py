@@ -193,19 +193,22 @@ def _count(defs: dict, outputs) -> int:
     return operation_count(Program.derived((), tuple(_ordered(defs)), tuple(outputs)))["total"]
 
 
-def global_cse(args, pairs, outputs, fresh, rounds: int = 6, factor: bool = True) -> Program:
+def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True) -> Program:
     """Common-subexpression passes over every needed definition and output together (the definitions as
     expressions over each other's names; definitions that are a bare symbol or number substituted; with
     ``factor``, common factors of sums taken out first, :func:`factored`), repeated while the operation
     count falls (a pass can make two definitions equal), the result in dependency order."""
     defs, outputs = dict(pairs), list(outputs)
+    taken = {str(a) for a in args} | fresh.used
     best = None
     for round_ in range(rounds):
         trivial = {a: b for a, b in defs.items() if _atomic(b)}
         while any(b in trivial for b in trivial.values()):  # chains a → b → c
             trivial = {a: trivial.get(b, b) for a, b in trivial.items()}
         if trivial:
-            defs = {a: b.xreplace(trivial) for a, b in defs.items() if a not in trivial}
+            keys = set(trivial)
+            defs = {a: (b.xreplace(trivial) if b.free_symbols & keys else b) for a, b in defs.items()
+                    if a not in trivial}
             outputs = [o.xreplace(trivial) for o in outputs]
         needed = {s for o in outputs for s in o.free_symbols}
         keep = []
@@ -217,16 +220,20 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 6, factor: bool = True
         exprs = [defs[a] for a in keep] + outputs
         # the first pass finds the repeated subexpressions of the blocks, the later ones factor the sums of names
         more, reduced = engine_cse([factored(e) for e in exprs] if factor and round_ else exprs)
-        rename = {a: fresh() for a, _ in more}
-        table = {rename[a]: b.xreplace(rename) for a, b in more}
-        for a, e in zip(keep, reduced[:len(keep)]):
-            table[a] = e.xreplace(rename)
-        defs, outputs = table, [e.xreplace(rename) for e in reduced[len(keep):]]
+        if any(str(a) in taken for a, _ in more):  # symengine's names x0, x1, … taken: rename them
+            rename = {a: fresh() for a, _ in more}
+            more = [(rename[a], b.xreplace(rename)) for a, b in more]
+            reduced = [e.xreplace(rename) for e in reduced]
+        taken |= {str(a) for a, _ in more}
+        fresh.used |= {str(a) for a, _ in more}
+        defs = dict(more)
+        defs.update(zip(keep, reduced[:len(keep)]))
+        outputs = reduced[len(keep):]
         size = _count(defs, outputs)
-        if best is not None and size >= best[0] and round_ > 1:
-            break
         if best is None or size < best[0]:
             best = (size, defs, outputs)
+        elif round_ > 1:
+            break
     _, defs, outputs = best
     return Program(tuple(args), tuple(_ordered(defs)), tuple(outputs))
 
