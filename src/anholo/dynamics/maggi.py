@@ -26,7 +26,10 @@ everything evaluated at ``q̇ = X_α v^α + β``.  The multipliers of the constr
 
 Every ``κ_P^{-1}`` above is an LU solve whose result stays an expression (shared subexpressions, no
 normal form); the computation runs in symengine (:mod:`anholo.algebra.engine`) and converts to sympy only
-on request.
+on request.  The field program that simulations compile (:meth:`MaggiSystem.program`) is the smaller of
+this form and the same equations with L differentiated along its own straight-line program
+(:mod:`anholo.dynamics.maggi_field`: reverse and tangent sweeps instead of the ``n²`` second derivatives
+as expressions).
 
 Square roots, ``Abs`` and ``sign`` may appear anywhere (L, the constraints, the forces): ``Abs`` and
 ``sign`` are differentiated as ``d|f| = sign(f) df`` and ``d sign(f) = 0`` (valid where ``f ≠ 0``,

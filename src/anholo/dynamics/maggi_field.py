@@ -187,20 +187,16 @@ def factored(expr):
     return expr.func(*[factored(a) for a in expr.args])
 
 
-def _count(defs: dict, outputs) -> int:
-    from ..algebra.codegen import operation_count
-
-    return operation_count(Program.derived((), tuple(_ordered(defs)), tuple(outputs)))["total"]
-
-
 def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True) -> Program:
     """Common-subexpression passes over every needed definition and output together (the definitions as
     expressions over each other's names; definitions that are a bare symbol or number substituted; with
     ``factor``, common factors of sums taken out first, :func:`factored`), repeated while the operation
     count falls (a pass can make two definitions equal), the result in dependency order."""
+    from ..algebra.codegen import operation_count
+
     defs, outputs = dict(pairs), list(outputs)
     taken = {str(a) for a in args} | fresh.used
-    best = None
+    best, ordered = None, _ordered(defs)
     for round_ in range(rounds):
         trivial = {a: b for a, b in defs.items() if _atomic(b)}
         while any(b in trivial for b in trivial.values()):  # chains a → b → c
@@ -209,10 +205,11 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True
             keys = set(trivial)
             defs = {a: (b.xreplace(trivial) if b.free_symbols & keys else b) for a, b in defs.items()
                     if a not in trivial}
+            ordered = [(a, defs[a]) for a, _ in ordered if a in defs]
             outputs = [o.xreplace(trivial) for o in outputs]
         needed = {s for o in outputs for s in o.free_symbols}
         keep = []
-        for name, value in reversed(_ordered(defs)):
+        for name, value in reversed(ordered):
             if name in needed:
                 keep.append(name)
                 needed |= value.free_symbols
@@ -220,22 +217,28 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True
         exprs = [defs[a] for a in keep] + outputs
         # the first pass finds the repeated subexpressions of the blocks, the later ones factor the sums of names
         more, reduced = engine_cse([factored(e) for e in exprs] if factor and round_ else exprs)
-        if any(str(a) in taken for a, _ in more):  # symengine's names x0, x1, … taken: rename them
-            rename = {a: fresh() for a, _ in more}
-            more = [(rename[a], b.xreplace(rename)) for a, b in more]
-            reduced = [e.xreplace(rename) for e in reduced]
+        rename = {a: fresh() for a, _ in more if str(a) in taken}  # symengine's names x0, x1, … already taken
+        if rename:
+            keys = set(rename)
+
+            def renamed(e):
+                return e.xreplace(rename) if e.free_symbols & keys else e
+
+            more = [(rename.get(a, a), renamed(b)) for a, b in more]
+            reduced = [renamed(e) for e in reduced]
         taken |= {str(a) for a, _ in more}
         fresh.used |= {str(a) for a, _ in more}
         defs = dict(more)
         defs.update(zip(keep, reduced[:len(keep)]))
         outputs = reduced[len(keep):]
-        size = _count(defs, outputs)
+        ordered = _ordered(defs)
+        size = operation_count(Program.derived((), tuple(ordered), tuple(outputs)))["total"]
         if best is None or size < best[0]:
-            best = (size, defs, outputs)
+            best = (size, ordered, outputs)
         elif round_ > 1:
             break
-    _, defs, outputs = best
-    return Program(tuple(args), tuple(_ordered(defs)), tuple(outputs))
+    _, ordered, outputs = best
+    return Program(tuple(args), tuple(ordered), tuple(outputs))
 
 
 def field_program(ms, multipliers: bool = False) -> Program | None:
@@ -260,18 +263,20 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
     ud = [fresh() for _ in range(n)]  # the velocities on C, as definitions
     on_ud = dict(zip(u, ud))
 
-    def own(pairs, reduced):  # a cse list renamed with fresh names
-        ren = {a: fresh() for a, _ in pairs}
-        return [(ren[a], b.xreplace(ren)) for a, b in pairs], [e.xreplace(ren) for e in reduced]
+    def own(pairs, reduced):  # a cse list, renamed with fresh names where symengine's names are taken
+        if any(str(a) in fresh.used for a, _ in pairs):
+            ren = {a: fresh() for a, _ in pairs}
+            pairs, reduced = [(ren[a], b.xreplace(ren)) for a, b in pairs], [e.xreplace(ren) for e in reduced]
+        fresh.used |= {str(a) for a, _ in pairs}
+        return pairs, reduced
 
     # one common-subexpression pass over the frame X_α, β, w (written over the symbols r of the differentiated
     # constraints), the constraints φ, L and the entries W_AB, all at the velocities ud on C
     r = [fresh() for _ in range(k)]
     wP = P["inv"].solve(se.DenseMatrix(k, 1, [-s for s in r])) if k else None
     phi = [se.Add(*[kappa[a][A] * ud[A] for A in range(n)]) + cterm[a] for a in range(k)]
-    pW = [engine_diff(L, x, kinks) for x in u]
     upper = [(A, B) for A in range(n) for B in range(A, n)]
-    W_exprs = [engine_diff(pW[A], u[B], kinks).xreplace(on_ud) for A, B in upper]
+    W_exprs = [P["W0"][A][B].xreplace(on_ud) for A, B in upper]  # ∂²L/∂q̇^A∂q̇^B (lagrange_terms)
     groups = [[S[A, al] for al in range(m) for A in range(n)], [beta[a, 0] for a in range(k)],
               [wP[a, 0] for a in range(k)], phi, [L.xreplace(on_ud)], W_exprs]
     base, reduced = own(*engine_cse([e for g in groups for e in g]))
