@@ -27,8 +27,8 @@ These are Maggi's equations term for term.  Hamel's form of the constrained Lagr
 ``l(q, v) = L(q, X v + β)`` (Voronets' equations; Neimark & Fufaev (1972); Bloch (2015), §5),
 ``∂²l/∂v^α∂v^β v̇^β = X_α(l) − ∂²l/∂v^α∂q^B q̇^B − p_a R^a_αβ v^β`` with ``[X_α, X_β] = R^a_αβ X_a``, needs
 the q-derivatives of the frame besides (through ``l`` and the curvature ``R``) and gives a larger program
-when formed with the same sweeps (``hamel_program`` in benchmarks/bench_codegen.py: 5,301 operations for the
-Whipple bicycle against 3,229).  The outputs are the numbers of the expression-tree program
+when formed with the same sweeps (``hamel_program`` in benchmarks/bench_codegen.py: 1.6 times as many
+operations for the Whipple bicycle, 2.4 times for the 3-trailer).  The outputs are the numbers of the expression-tree program
 up to rounding (tests/dynamics/test_maggi_field.py, with the multiplier method and
 ``sympy.physics.mechanics.KanesMethod`` as oracles); :meth:`MaggiSystem.program` keeps whichever of the two
 programs has fewer operations (:func:`anholo.algebra.codegen.operation_count`).
