@@ -190,13 +190,11 @@ def factored(expr):
 def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True) -> Program:
     """Common-subexpression passes over every needed definition and output together (the definitions as
     expressions over each other's names; definitions that are a bare symbol or number substituted; with
-    ``factor``, common factors of sums taken out first, :func:`factored`), repeated while the operation
-    count falls (a pass can make two definitions equal), the result in dependency order."""
-    from ..algebra.codegen import operation_count
-
+    ``factor``, common factors of sums taken out first, :func:`factored`), ``rounds`` passes (a pass can make
+    two definitions equal, a factoring new common subexpressions), the result in dependency order."""
     defs, outputs = dict(pairs), list(outputs)
     taken = {str(a) for a in args} | fresh.used
-    best, ordered = None, _ordered(defs)
+    ordered = _ordered(defs)
     for round_ in range(rounds):
         trivial = {a: b for a, b in defs.items() if _atomic(b)}
         while any(b in trivial for b in trivial.values()):  # chains a → b → c
@@ -232,12 +230,8 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True
         defs.update(zip(keep, reduced[:len(keep)]))
         outputs = reduced[len(keep):]
         ordered = _ordered(defs)
-        size = operation_count(Program.derived((), tuple(ordered), tuple(outputs)))["total"]
-        if best is None or size < best[0]:
-            best = (size, ordered, outputs)
-        elif round_ > 1:
-            break
-    _, ordered, outputs = best
+        if not more and not trivial and round_:
+            break  # a fixed point
     return Program(tuple(args), tuple(ordered), tuple(outputs))
 
 
