@@ -211,3 +211,50 @@ def test_bicycle_field_program_equals_kanes_method(pitch_rate):
                 perturbed = max(perturbed, dev)
     assert worst < 1e-9, worst
     assert perturbed > 1e-4, perturbed
+
+
+def test_stored_program_is_read_back_and_equals_the_formed_one(tmp_path, monkeypatch):
+    """The second MaggiSystem of the same file reads the program from the cache (forming it would fail here),
+    with the same outputs as the program formed now; another system has another entry; a Lagrangian with a
+    floating constant is not stored (its text would round it)."""
+    import anholo.dynamics.maggi_field as mf
+
+    monkeypatch.setenv("ANHOLO_CACHE", str(tmp_path))
+    first = System.load("n_trailer_3").maggi().program()
+    stored = sorted(tmp_path.glob("maggi-field-*.json"))
+    assert len(stored) == 1
+    formed = field_program(System.load("n_trailer_3").maggi())
+
+    def fail(*args, **kwargs):
+        raise AssertionError("formed again")
+
+    monkeypatch.setattr(mf, "field_program", fail)
+    again = System.load("n_trailer_3").maggi().program()
+    assert [str(a) for a, _ in again.pairs] == [str(a) for a, _ in first.pairs]
+    rng = random.Random(2)
+    pt = {str(a): rng.uniform(-0.5, 0.5) for a in first.args}
+    a, b, c = (np.array(p.evaluate(pt)).real for p in (first, again, formed))
+    assert np.array_equal(a, b) and np.allclose(a, c, rtol=1e-13, atol=1e-14)
+    with pytest.raises(AssertionError, match="formed again"):
+        System.load("n_trailer_1").maggi().program()
+    monkeypatch.undo()
+    monkeypatch.setenv("ANHOLO_CACHE", str(tmp_path))
+    System.load("n_trailer_1").maggi().program()
+    assert len(list(tmp_path.glob("maggi-field-*.json"))) == 2
+    from anholo import Chart
+    from anholo.dynamics.maggi import MaggiSystem
+
+    chart = Chart("x y z")
+    xd, yd, zd = chart.velocities
+    y = chart.coordinates[1]
+    floating = MaggiSystem(chart, (xd**2 + sp.Float(1.0 / 3.0) * yd**2 + zd**2) / 2 + y * zd, [zd - y * xd])
+    prog = floating.programs()["program"]
+    assert any(a.is_Float for e in prog.outputs for a in e.atoms(se.Number))
+    assert len(list(tmp_path.glob("maggi-field-*.json"))) == 2
+    # a parameter named I (the parser's imaginary unit): not stored, and the program keeps the symbol
+    I = sp.Symbol("I", positive=True)
+    named = MaggiSystem(chart, (xd**2 + I * yd**2 + zd**2) / 2 + y * zd, [zd - y * xd])
+    prog = named.programs()["program"]
+    assert se.Symbol("I") in {s for e in prog.outputs for s in e.free_symbols} | {
+        s for _, e in prog.pairs for s in e.free_symbols}
+    assert len(list(tmp_path.glob("maggi-field-*.json"))) == 2

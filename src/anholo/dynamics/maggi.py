@@ -582,10 +582,10 @@ class MaggiSystem:
           or None where that program cannot be formed."""
         key = ("programs", multipliers)
         if key not in self._cache:
-            from .maggi_field import field_program
+            from .maggi_field import stored_field_program
 
             self._cache[key] = {"expressions": self._expressions_program(multipliers),
-                                "program": field_program(self, multipliers)}
+                                "program": stored_field_program(self, multipliers)}
         return self._cache[key]
 
     def _expressions_program(self, multipliers: bool) -> Program:

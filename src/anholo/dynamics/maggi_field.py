@@ -36,13 +36,17 @@ programs has fewer operations (:func:`anholo.algebra.codegen.operation_count`).
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import sys
+from pathlib import Path
 
 from ..algebra.engine import engine_cse, engine_diff, se, zero
 from ..algebra.program import Program
 from ..errors import NonFiniteExpressionError
 
-__all__ = ["field_program", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
+__all__ = ["field_program", "stored_field_program", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
 
 
 class _Names:
@@ -343,3 +347,86 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
         return None  # a symbol outside the Maggi program's arguments (should not happen): keep that program
     return prog
 
+
+
+def _store_key(ms, multipliers: bool) -> str:
+    """A digest of everything :func:`field_program` reads: the symengine forms of L, the constraints and the
+    forces, the dependent coordinates, the arguments, and the source of the modules that form the program
+    (a change of the method makes a new key)."""
+    import importlib
+
+    C = ms._cache
+    h = hashlib.sha256()
+    for module in ("anholo.dynamics.maggi_field", type(ms).__module__, "anholo.algebra.engine", "anholo.algebra.program"):
+        h.update(Path(importlib.import_module(module).__file__).read_bytes())
+    h.update(se.__version__.encode())
+    k = len(C["dep"])
+    texts = [str(multipliers), str(C["L"]), str(C["dep"]), str(C["free"]), str(C["kinks"]), str(C["t"]),
+             *(str(C["kappa"][a][A]) for a in range(k) for A in range(ms.n)), *(str(c) for c in C["c"]),
+             *(str(e) for e in (C["Q"] if ms.forces is not None else ())),
+             *(str(e) for e in (ms.engine_forces or ())), *(str(a) for a in ms.program_args()),
+             *(str(v) for v in ms.free_velocities)]
+    h.update("\x00".join(texts).encode())
+    return h.hexdigest()
+
+
+def _store_dir():
+    base = os.environ.get("ANHOLO_CACHE")
+    for d in ([Path(base)] if base else []) + [Path.home() / ".cache" / "anholo" / "codegen"]:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            if os.access(d, os.W_OK):
+                return d
+        except OSError:
+            continue
+    return None
+
+
+def stored_field_program(ms, multipliers: bool = False) -> Program | None:
+    """:func:`field_program`, kept as text in the code cache (``$ANHOLO_CACHE``, default
+    ``~/.cache/anholo/codegen``, where the compiled field is kept too) under a digest of its inputs and of the
+    source of the modules that form it: a second process reads it back (milliseconds) instead of forming it
+    again (about half a second for the Whipple bicycle).  The program returned is always the one read from its
+    text, so that every process computes with the same expressions (symengine orders the terms of a sum by
+    construction, and the order of a floating sum is its rounding).  A program whose text does not give it
+    back exactly (a floating constant, whose text keeps 15 digits; a name such as ``I`` or ``E``, which the
+    parser reads as a constant), or without a writable cache, is formed each time."""
+    directory = _store_dir()
+    path = directory / f"maggi-field-{_store_key(ms, multipliers)}.json" if directory is not None else None
+    args = ms.program_args()
+    if path is not None and path.is_file():
+        try:
+            loaded = _from_text(args, json.loads(path.read_text()))
+            if loaded is not None:
+                return loaded
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError, NonFiniteExpressionError):
+            pass  # formed again below
+    prog = field_program(ms, multipliers)
+    if prog is None or path is None:
+        return prog
+    data = {"args": [str(a) for a in prog.args], "pairs": [[str(a), str(b)] for a, b in prog.pairs],
+            "outputs": [str(o) for o in prog.outputs]}
+    try:
+        back = _from_text(args, data)
+    except (ValueError, TypeError, RuntimeError, NonFiniteExpressionError):
+        back = None
+    if back is None or any(a != b for (_, a), (_, b) in zip(prog.pairs, back.pairs)) or any(
+            a != b for a, b in zip(prog.outputs, back.outputs)):
+        return prog  # the text does not give the program back (a float's 15 digits; a name such as I or E)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+    return back
+
+
+def _from_text(args, data) -> Program | None:
+    if data["args"] != [str(a) for a in args]:
+        return None
+    return Program(tuple(args), tuple((se.Symbol(a), se.sympify(b)) for a, b in data["pairs"]),
+                   tuple(se.sympify(o) for o in data["outputs"]))
