@@ -95,7 +95,6 @@ def test_field_program_equals_the_multiplier_method(name):
         pytest.skip("nonlinear constraints (Chetaev)")
     s = System.load(name)
     n, m = ms.n, ms.m
-    k = n - m
     progs = [field_program(ms, False), field_program(ms, True)]
     assert all(p is not None for p in progs) and progs[0].args == ms.program_args()
     L = s.lagrangian.bundle.to_natural(s.lagrangian.expr)
