@@ -2,7 +2,7 @@
 """Benchmark: the code generators on the Whipple bicycle's right-hand side (Maggi's program).
 
 The program is ``System.load("whipple_bicycle").maggi().program()`` (outputs ``q̇`` (8), ``g`` (3 × 3) and
-``F`` (3) over about 1,460 shared definitions).  Rows, each the cost of one evaluation of ``ẋ = (q̇, g⁻¹F)``
+``F`` (3) over shared definitions: the smaller of the two formations of ``MaggiSystem.programs()``).  Rows, each the cost of one evaluation of ``ẋ = (q̇, g⁻¹F)``
 at the same state, parameters as runtime arguments:
 
 * ``python (before)``: the code the Maggi route generated before anholo.algebra.codegen (Python with
@@ -20,7 +20,9 @@ at the same state, parameters as runtime arguments:
 Then the vectorised kernel of :mod:`anholo.numerics.batch_loop` (states per second, one call for 8,192
 states, its lanes checked bit for bit against the scalar C function) and one 10 s run in the compiled loop;
 the operation count of the field programs (:func:`anholo.algebra.codegen.operation_count`) of the bicycle
-and of ``n_trailer_1/3/5``; whole processes (``--repeats``): ``anholo simulate whipple_bicycle`` against
+(both files), the rattleback and ``n_trailer_1/3/5/8``, each formed both ways of
+:meth:`~anholo.dynamics.maggi.MaggiSystem.programs` (``"expressions"``: the second derivatives of L as
+expressions; ``"program"``: L differentiated along its own program), with the one ``program()`` keeps; whole processes (``--repeats``): ``anholo simulate whipple_bicycle`` against
 PyDy's ``generate_ode_function`` on sympy's KanesMethod bicycle with the ``lambdify`` and ``cython``
 generators (where installed).
 
@@ -85,6 +87,78 @@ def python_before(prog, state, params, n, m):
     ns = dict(MATH_NAMESPACE, numpy=np, _array=np.array, _solve=np.linalg.solve)
     exec(compile("\n".join(src), "<before>", "exec"), ns)  # noqa: S102
     return ns["make_rhs"]
+
+
+def hamel_program(ms):
+    """The field program of Hamel's form of the constrained Lagrangian ``l(q, v) = L(q, X v + β)``
+    (Voronets' equations; Neimark & Fufaev (1972); Bloch (2015), §5), formed with the sweeps of
+    :mod:`anholo.dynamics.maggi_field` — measured against :meth:`MaggiSystem.program`, not used by anholo:
+
+        ∂²l/∂v^α∂v^β v̇^β = X_α(l) − ∂²l/∂v^α∂q^B q̇^B − p_a R^a_αβ v^β,   [X_α, X_β] = R^a_αβ X_a,
+
+    ``X_α(l)`` and ``∂l/∂v`` by a reverse sweep over the frame, the kinematics and L; the mixed term by a tangent
+    sweep along ``q̇``; ``p_a = ∂L/∂q̇^{P_a}`` by a reverse sweep of L alone; ``R^a_αβ v^β = X_α((X v)^{P_a}) −
+    (X v)(X_α^{P_a})`` by tangent sweeps of the frame; ``∂²l/∂v∂v`` by tangent sweeps along ``v``.  Scleronomic
+    systems without forces only (the bicycle, the n-trailer)."""
+    import symengine as se
+    from anholo.algebra.engine import engine_cse
+    from anholo.dynamics import maggi_field as mf
+
+    C, P = ms._cache, ms._parts
+    q, u, dep = C["q"], C["u"], C["dep"]
+    n, m, k = ms.n, ms.m, len(dep)
+    v, S, beta = P["v"], P["S"], P["beta"]
+    args = ms.program_args()
+    fresh = mf._Names([str(a) for a in args] + [str(x) for x in q + u + v], "h")
+    ud = [fresh() for _ in range(n)]
+    groups = [S[A, al] for al in range(m) for A in range(n)] + [beta[a, 0] for a in range(k)]
+    pairs, red = engine_cse(groups + [C["L"].xreplace(dict(zip(u, ud)))])
+    ren = {a: fresh() for a, _ in pairs}
+    base, red = [(ren[a], b.xreplace(ren)) for a, b in pairs], [e.xreplace(ren) for e in red]
+    X = [[red[al * n + A] for A in range(n)] for al in range(m)]
+    kin = [(ud[A], se.Add(*[X[al][A] * v[al] for al in range(m)]) + (red[m * n + dep.index(A)] if A in dep else 0))
+           for A in range(n)]
+    ordered = mf._ordered(dict(base + kin))
+    adj, grad = mf.reverse_sweep(ordered, red[-1], list(q) + list(v), fresh)
+    adj_L, grad_L = mf.reverse_sweep(base, red[-1], ud, fresh)
+    named = []
+
+    def name(e):
+        if mf._atomic(e):
+            return e
+        s = fresh()
+        named.append((s, e))
+        return s
+
+    dl_dq, dl_dv, p = [name(grad[x]) for x in q], [name(grad[x]) for x in v], [name(grad_L[x]) for x in ud]
+    body = ordered + adj + adj_L + named
+    tp, tan = mf.tangent_sweep(body, {q[A]: ud[A] for A in range(n)}, fresh)
+    more, F, M = [], [], [[None] * m for _ in range(m)]
+    for al in range(m):
+        new, along = mf.tangent_sweep(ordered, {q[A]: X[al][A] for A in range(n) if X[al][A] != 0}, fresh)
+        more += new
+        Rv = [along(ud[Pc]) - tan(X[al][Pc]) for Pc in dep]  # R^a_αβ v^β
+        F.append(se.Add(*[X[al][A] * dl_dq[A] for A in range(n) if X[al][A] != 0]) - tan(dl_dv[al])
+                 - se.Add(*[p[Pc] * R for Pc, R in zip(dep, Rv)]))
+    for be in range(m):
+        new, along = mf.tangent_sweep(body, {v[be]: se.Integer(1)}, fresh)
+        more += new
+        for al in range(be + 1):
+            M[al][be] = M[be][al] = along(dl_dv[al])
+    outputs = [e for _, e in kin] + [M[i][j] for i in range(m) for j in range(m)] + F
+    return mf.global_cse(args, body + tp + more, outputs, fresh)
+
+
+def same_field(a, b, n, m, seed=3) -> float:
+    """Largest deviation of v̇ = M⁻¹F of two field programs at random states (relative to max(1, |v̇|))."""
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for _ in range(3):
+        pt = {str(x): rng.uniform(-0.5, 0.5) for x in a.args}
+        va, vb = (np.linalg.solve(o[n:n + m * m].reshape(m, m), o[n + m * m:n + m * m + m])
+                  for o in (np.array(p.evaluate(pt)).real for p in (a, b)))
+        worst = max(worst, np.abs(va - vb).max() / max(1.0, np.abs(va).max()))
+    return worst
 
 
 DRIVER = r"""
@@ -293,6 +367,13 @@ def main(argv=None) -> int:
         for flags in (["-O2", "-fno-math-errno", "-ffp-contract=off"], ["-O3", "-fno-math-errno", "-ffp-contract=off"]):
             us, built = c_reference(src, y, p, n + m, flags)
             row("C reference " + " ".join(flags), us * 1e-6, built, "C driver loop, same source")
+        for key, other in nh.programs(multipliers=False).items():  # the formation program() does not use
+            if other is None or other is prog:
+                continue
+            flags = ["-O2", "-fno-math-errno", "-ffp-contract=off"]
+            us, built = c_reference(c_source(other, groups, (n, m)), y, p, n + m, flags)
+            row(f"C reference -O2 ({key} formation)", us * 1e-6, built,
+                f"{codegen.operation_count(other)['total']} operations against {codegen.operation_count(prog)['total']}")
     else:
         row("codegen c (bound)", None, note="no C compiler")
 
@@ -368,14 +449,34 @@ def main(argv=None) -> int:
               f"scalar bit for bit: {batch['bitwise_equal_to_scalar']}; one 10 s run in the compiled loop "
               f"{batch['loop_10s_run_s'] * 1e3:.1f} ms ({batch['loop_10s_nfev']} evaluations, lean(10 s) = "
               f"{batch['loop_lean_end']:.6e})")
-    # the size of the field: operations after cse (sympy's count_ops convention)
-    ops = {"whipple_bicycle": codegen.operation_count(prog)}
-    for k in (1, 3, 5):
-        nk = System.load(f"n_trailer_{k}").maggi()
-        ops[f"n_trailer_{k}"] = codegen.operation_count(nk.program(multipliers=False))
+    # the size of the field: operations after cse (sympy's count_ops convention), both formations of
+    # MaggiSystem.programs() and the one program() keeps
+    ops = {}
+    for name in ["whipple_bicycle", "whipple_bicycle_pitch_rate", "rattleback"] + [f"n_trailer_{k}" for k in (1, 3, 5, 8)]:
+        nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
+        t0 = time.perf_counter()
+        both = nk.programs(multipliers=False)
+        built = time.perf_counter() - t0
+        ops[name] = {key: codegen.operation_count(p) for key, p in both.items() if p is not None}
+        ops[name]["used"] = next(key for key, p in both.items() if p is nk.program(multipliers=False))
+        ops[name]["build_s"] = built
     for name, c in ops.items():
-        print(f"operations of the field program, {name}: {c['total']} ({c['add']} add, {c['mul']} mul, {c['div']} div, "
-              f"{c['pow']} pow, {c['function']} functions; {c['definitions']} definitions)")
+        parts = []
+        for key in ("expressions", "program"):
+            if key in c:
+                o = c[key]
+                parts.append(f"{key} {o['total']} ({o['add']} add, {o['mul']} mul, {o['div']} div, {o['pow']} pow, "
+                             f"{o['function']} functions; {o['definitions']} definitions)")
+        print(f"operations of the field program, {name}: " + "; ".join(parts) + f" — uses {c['used']}")
+    hamel = {}
+    for name in ("whipple_bicycle", "n_trailer_3"):
+        nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
+        hp = hamel_program(nk)
+        dev = same_field(nk.program(multipliers=False), hp, nk.n, nk.m)
+        assert dev < 1e-9, (name, dev)
+        hamel[name] = codegen.operation_count(hp)
+        print(f"Hamel's form of l(q, v) = L(q, X v) formed with the same sweeps, {name}: {hamel[name]['total']} "
+              f"operations ({hamel[name]['definitions']} definitions; v̇ equal to the field's to {dev:.1e})")
     whole = whole_process(q0, qd0, args.repeats) if args.repeats else {}
     for name, r in whole.items():
         wall = "-" if r["wall_s"] is None else f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU"
@@ -385,6 +486,7 @@ def main(argv=None) -> int:
     Path(args.out).write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                                           "cpus": os.cpu_count(), "load_average": load, "rows": rows,
                                           "simulation_10s": sim, "batch": batch, "operations": ops,
+                                          "operations_hamel_form": hamel,
                                           "whole_process": whole}, indent=2) + "\n")
     print(f"load average {load}; wrote {args.out}")
     return 0

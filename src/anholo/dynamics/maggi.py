@@ -26,7 +26,10 @@ everything evaluated at ``q̇ = X_α v^α + β``.  The multipliers of the constr
 
 Every ``κ_P^{-1}`` above is an LU solve whose result stays an expression (shared subexpressions, no
 normal form); the computation runs in symengine (:mod:`anholo.algebra.engine`) and converts to sympy only
-on request.
+on request.  The field program that simulations compile (:meth:`MaggiSystem.program`) is the smaller of
+this form and the same equations with L differentiated along its own straight-line program
+(:mod:`anholo.dynamics.maggi_field`: reverse and tangent sweeps instead of the ``n²`` second derivatives
+as expressions).
 
 Square roots, ``Abs`` and ``sign`` may appear anywhere (L, the constraints, the forces): ``Abs`` and
 ``sign`` are differentiated as ``d|f| = sign(f) df`` and ``d sign(f) = 0`` (valid where ``f ≠ 0``,
@@ -551,8 +554,42 @@ class MaggiSystem:
 
     def program(self, multipliers: bool = False) -> Program:
         """A :class:`~anholo.algebra.program.Program` with outputs ``q̇^A`` (n, the kinematics on C),
-        then ``M`` (row-major) and ``F`` of the implicit form (with or without the multiplier rows)."""
+        then ``M`` (row-major) and ``F`` of the implicit form (with or without the multiplier rows).
+
+        Without the multiplier rows (the field that :func:`anholo.numerics.simulate` compiles), the smaller
+        (:func:`~anholo.algebra.codegen.operation_count`) of the two programs of :meth:`programs`; with them,
+        the program of the second derivatives of L as expressions (whose size :attr:`System.route` reads)."""
         key = ("program", multipliers)
+        if key not in self._cache:
+            if multipliers:
+                self._cache[key] = self._expressions_program(True)
+            else:
+                from ..algebra.codegen import operation_count
+
+                both = self.programs(False)
+                size = {name: operation_count(prog)["total"] for name, prog in both.items() if prog is not None}
+                self._cache[key] = both[min(size, key=lambda name: (size[name], name != "expressions"))]
+        return self._cache[key]
+
+    def programs(self, multipliers: bool = False) -> dict:
+        """The program of :meth:`program` formed two ways (same arguments, same outputs up to rounding):
+
+        * ``"expressions"``: ``g = Xᵀ W X`` and ``F = Xᵀ(F − W w)`` of the module docstring from the second
+          derivatives of L written as expressions (``W`` and the ``n²`` mixed ones), one common-subexpression
+          pass over them;
+        * ``"program"``: the same quantities with L differentiated along its own program (the gradient by a
+          reverse sweep, ``∂p/∂q q̇`` by a tangent sweep; :func:`anholo.dynamics.maggi_field.field_program`),
+          or None where that program cannot be formed."""
+        key = ("programs", multipliers)
+        if key not in self._cache:
+            from .maggi_field import stored_field_program
+
+            self._cache[key] = {"expressions": self._expressions_program(multipliers),
+                                "program": stored_field_program(self, multipliers)}
+        return self._cache[key]
+
+    def _expressions_program(self, multipliers: bool) -> Program:
+        key = ("expressions program", multipliers)
         if key not in self._cache:
             pairs, red = self._base
             m, n, dep = self.m, self.n, self._cache["dep"]
