@@ -45,7 +45,8 @@ from ..algebra.printing import latex, tex_text
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..algebra.budget import OverBudget, cpu_budget
 from .section_search import SectionSearch, polynomial_ansatz, search_sections
-from .sections import Section, as_section, check_linear, excluded_parameters, strong_residuals, weak_residuals, zero_section
+from .sections import (Section, as_section, check_linear, distinct_up_to_scale, excluded_parameters, strong_residuals,
+                       weak_residuals, zero_section)
 
 # the names of the whole topic stay importable from here (re-exports, not used in this module)
 from .section_search import Ansatz, SectionFamily  # noqa: E402,F401
@@ -86,6 +87,7 @@ def _decide(residuals, nh, substitution=None):
         if any(not (c.free_symbols & free) and not c.has(AppliedUndef) for c in cs):
             return False, (), res  # a nonzero coefficient free of parameters
         coeffs += cs
+    coeffs = distinct_up_to_scale(coeffs)  # rational multiples have the same factors: factor each once
     holds, alts = parameter_alternatives(coeffs, set(nh.frame.chart.parameters), excluded_parameters(nh))
     return holds, alts, res
 

@@ -25,7 +25,7 @@ from ..algebra.elimination import Elimination, linear_system, solve_linear
 from ..errors import SectionError
 from ..dynamics.nonholonomic import NonholonomicSystem
 
-from .sections import Section, check_linear, parameter_factors, strong_residuals, weak_residuals
+from .sections import Section, check_linear, distinct_up_to_scale, parameter_factors, strong_residuals, weak_residuals
 
 _PRESENT_LIMIT = 2000  # solutions larger than this (tree nodes) are reported untidied
 
@@ -228,7 +228,7 @@ def _special_values(elim: Elimination, nh, params, solve_for) -> list:
     """Candidate parameter substitutions where a generically incompatible system may become solvable:
     zeros of the essential factors of the compatibility conditions and of the pivots."""
     factors = []
-    for e in elim.conditions + elim.pivots:
+    for e in distinct_up_to_scale(list(elim.conditions) + list(elim.pivots)):  # multiples: same factors
         fs = parameter_factors(e, nh) or ()
         factors += [f for f in fs if f.free_symbols & set(params)]
     subs, seen = [], set()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import sympy as sp
+import symengine as se
 
 from ..parsing import sympified
 from ..algebra import invert, tidy, vanishes
@@ -30,7 +31,8 @@ from ..errors import ConstraintError, DimensionError, SectionError
 from ..dynamics.nonholonomic import NonholonomicSystem
 from ..algebra import determinant
 
-__all__ = ["Section", "zero_section", "as_section", "weak_residuals", "strong_residuals", "check_linear", "excluded_parameters", "parameter_factors"]
+__all__ = ["Section", "zero_section", "as_section", "weak_residuals", "strong_residuals", "check_linear", "excluded_parameters", "parameter_factors",
+           "distinct_up_to_scale"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,3 +245,38 @@ def parameter_factors(expr, nh) -> tuple | None:
     """The factors of ``numerator(expr)`` that can vanish for legitimate parameter values of ``nh``
     (:func:`anholo.algebra.conditions.essential_factors` with :func:`excluded_parameters`)."""
     return essential_factors(expr, set(nh.frame.chart.parameters), excluded_parameters(nh))
+
+
+def _scale_normal(expr):
+    """``e / c`` expanded (symengine), c the rational coefficient of the term of e whose monomial
+    prints first: equal for e and r·e (r a nonzero rational), so equal normal forms mean scalar multiples."""
+    x = se.expand(se.sympify(expr))
+    terms = [(k, c) for k, c in x.as_coefficients_dict().items() if c != 0]
+    if not terms:
+        return x
+    _, c = min(terms, key=lambda kc: str(kc[0]))
+    return se.expand(x / c)
+
+
+def distinct_up_to_scale(exprs) -> list:
+    """The expressions with repeats and nonzero rational multiples of earlier ones dropped (order kept).
+
+    ``e`` and ``r·e`` (r ∈ Q, r ≠ 0) vanish for the same parameter values and have the same
+    essential factors, so a list of coefficient conditions "all vanish" (Crampin & Mestdag
+    (2010), Cor. 1, reduced to coefficients; docs/consistency.rst) keeps its solutions when they
+    are dropped.  The normal form (:func:`_scale_normal`) is a symengine expansion, much cheaper
+    than the factorisation it spares.  Sound: two expressions are merged only if their normal
+    forms are equal, i.e. they are rational multiples of each other; multiples it does not
+    recognise (e.g. written over different denominators) are merely kept.
+    """
+    out, seen = [], set()
+    for e in exprs:
+        try:
+            key = _scale_normal(e)
+        except (se.SympifyError, RuntimeError, TypeError, ValueError, NotImplementedError):  # not convertible to symengine: keep it as is
+            out.append(e)
+            continue
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
