@@ -178,3 +178,33 @@ def test_no_lambdify_outside_the_code_generator():
     assert not found, ("expressions become callables through anholo.algebra.codegen.expression_function only:\n"
                        + "\n".join(found))
     assert PATTERN.search("f = sp.lambdify(x, e)") and PATTERN.search("from sympy import lambdify")
+
+
+def test_kinematics_of_the_exact_route():
+    from anholo.analysis.relative_equilibria import Kinematics, _coordinates
+    from anholo.system import System
+
+    field = System.load("chaplygin_sleigh").nonholonomic()
+    X, vel = ((field.frame.vectors, field.velocities_on_C) if hasattr(field, "velocities_on_C")
+              else (field.bundle.frame.vectors, field.bundle.quasi_velocities))
+    coords = _coordinates(field)
+    kin = [sp.Add(*[X[j, A] * vel[j] for j in range(len(vel))]) for A in range(len(coords))]
+    syms = sorted(set().union(*(sp.sympify(e).free_symbols for e in kin)), key=str)
+    rng = random.Random(7)
+    at = {s: rng.uniform(0.5, 1.5) for s in syms}
+    got = Kinematics(field)({s.name: v for s, v in at.items()}, {})
+    for c, e in zip(coords, kin):  # q̇^A = Σ_j X_j^A v^j, evaluated here by sympy
+        assert got[c.name] == pytest.approx(float(e.subs(at)), rel=1e-12, abs=1e-12)
+    assert any(abs(v) > 1e-3 for v in got.values())
+
+
+def test_chart_maps():
+    from anholo.numerics.coordinate_charts import _of_vector
+
+    th, ph = sp.symbols("theta phi", real=True)
+    to_b = [sp.sin(th) * sp.cos(ph), sp.sin(th) * sp.sin(ph), sp.cos(th)]
+    J = _of_vector([th, ph], sp.Matrix(to_b).jacobian([th, ph]))
+    m = J([0.4, -1.1])
+    assert m.shape == (3, 2)
+    assert np.allclose(m, np.array(sp.Matrix(to_b).jacobian([th, ph]).subs({th: 0.4, ph: -1.1}).evalf(), dtype=float),
+                       rtol=1e-14)
