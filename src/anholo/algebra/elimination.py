@@ -209,7 +209,7 @@ class NumericSystem:
     exact eliminations that cannot succeed, e.g. at the special parameter values of a search)."""
 
     def __init__(self, A: sp.Matrix, b: Sequence):
-        from .engine import compiled
+        from .codegen import compiled
 
         self.shape = A.shape
         entries = sorted((rc, e) for rc, e in A.todok().items() if e != 0)  # the nonzero entries only

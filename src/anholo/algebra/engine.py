@@ -41,7 +41,7 @@ from typing import Iterable, Mapping, Sequence
 import symengine as se
 import sympy as sp
 
-__all__ = ["se", "to_engine", "to_engine_dag", "compiled", "to_sympy", "shared_to_sympy", "engine_cse", "printed",
+__all__ = ["se", "to_engine", "to_engine_dag", "to_sympy", "shared_to_sympy", "engine_cse", "printed",
            "engine_matrix", "zero", "engine_diff", "kink_derivative", "has_kinks", "nonfinite", "NONFINITE"]
 
 zero = se.Integer(0)
@@ -184,19 +184,6 @@ def to_engine_dag(exprs: Sequence, memo: dict | None = None) -> list:
                 memo[a] = fn(*[memo[c] for c in a.args])
         out.append(memo[root])
     return out
-
-
-def compiled(symbols: Sequence, exprs: Sequence, real: bool = True):
-    """symengine's ``Lambdify`` of sympy ``exprs`` in the sympy ``symbols`` (by name), with common
-    subexpressions and the DAG-aware conversion; None if symengine cannot take them (an undefined
-    function, two symbols of one name)."""
-    if len({s.name for s in symbols}) != len(symbols):
-        return None
-    try:
-        return se.Lambdify([se.Symbol(s.name) for s in symbols] or [se.Symbol("_unused")],
-                           to_engine_dag(exprs), real=real, cse=True)
-    except (TypeError, RuntimeError, NotImplementedError):
-        return None
 
 
 def engine_matrix(rows) -> "se.DenseMatrix":

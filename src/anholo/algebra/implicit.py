@@ -196,19 +196,24 @@ class ImplicitForm(EquationDisplay):
 
     # --- numerics ------------------------------------------------------------------------------
     def lambdify(self, args: Sequence, modules="numpy"):
-        """``f(*args) -> (M, F)`` as numpy arrays, compiled with common subexpressions.
+        """``f(*args) -> (M, F)`` as numpy arrays, generated once with common subexpressions.
 
-        ``args``: the symbols (states and parameters) ``M`` and ``F`` depend on.  The generated
-        code evaluates every shared subexpression once per call (``sympy.lambdify(cse=True)``).
+        ``args``: the symbols (states and parameters) ``M`` and ``F`` depend on.  The code is the
+        project's one generator (:func:`~anholo.algebra.codegen.expression_function`): every shared
+        subexpression evaluated once per call; numpy arrays of points give arrays ``(k, k, …)`` and
+        ``(k, …)``.  ``modules`` is accepted for compatibility and ignored (the code is always the
+        generator's).
         """
-        key = ("lambdify", tuple(args), str(modules))
+        from .codegen import expression_function
+
+        key = ("lambdify", tuple(args))
         if key not in self._cache:
             k = self.dim
-            raw = sp.lambdify(list(args), [list(self.matrix), list(self.rhs)], modules=modules, cse=True)
+            raw = expression_function(list(args), list(self.matrix) + list(self.rhs))
 
             def evaluate(*vals):
-                m, f = raw(*vals)
-                return np.asarray(m, dtype=float).reshape(k, k), np.asarray(f, dtype=float)
+                out = raw(*vals)
+                return out[:k * k].reshape((k, k) + out.shape[1:]), out[k * k:]
 
             evaluate.raw = raw
             self._cache[key] = evaluate

@@ -178,21 +178,18 @@ def numerical_relations(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: i
 
 
 def _compiled_rows(symbols, exprs, points) -> list:
-    """The values of ``exprs`` at ``points`` (rows), by one compiled function with shared subexpressions:
-    symengine's ``Lambdify`` (its cse is much faster than sympy's on the large DAGs of derived fields),
-    else sympy's ``lambdify`` (undefined functions get generic stand-ins)."""
+    """The values of ``exprs`` at ``points`` (rows), by one generated function with shared subexpressions
+    (:func:`~anholo.algebra.codegen.expression_function`, every point at once over numpy arrays; undefined
+    functions get generic stand-ins, :func:`concrete_functions`)."""
     import numpy as np
 
-    from .engine import compiled
+    from .codegen import expression_function
 
-    values = [[float(pt[s]) for s in symbols] for pt in points]
-    f = None if any(dag_atoms(e, AppliedUndef) for e in exprs) else compiled(symbols, exprs)
-    if f is not None:
-        with np.errstate(all="ignore"):
-            return [[complex(x) for x in np.ravel(f(row or [0.0]))] for row in values]
-    f = sp.lambdify(symbols, [concrete_functions(e) for e in exprs], modules=["numpy"], cse=True)
-    with np.errstate(all="ignore"):
-        return [[complex(x) for x in f(*row)] for row in values]
+    values = np.array([[float(pt[s]) for s in symbols] for pt in points], dtype=float).reshape(len(points), -1)
+    if any(dag_atoms(e, AppliedUndef) for e in exprs):
+        exprs = [concrete_functions(e) for e in exprs]
+    f = expression_function(list(symbols), list(exprs))
+    return [[complex(x) for x in row] for row in f.vector(values)]
 
 
 def numerically_dependent(exprs: Sequence[sp.Expr], extra_points: int = 6, seed: int = 29, tol: float = 1e-9) -> bool:

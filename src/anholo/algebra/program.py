@@ -233,7 +233,7 @@ _RECIPROCAL = {"sec": "cos", "csc": "sin", "cot": "tan"}
 
 #: The names generated code with ``module=""`` uses (``math`` functions).
 MATH_NAMESPACE = {name: getattr(math, name) for name in _MATH}
-MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e)
+MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e, nan=math.nan)
 
 
 _C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
@@ -291,6 +291,50 @@ class ExpressionPrinter:
         return f"_v_{_C_FUNCS[name].lstrip('_')}(" + ", ".join(
             self(a) if a.free_symbols else f"_bc({self(a)})" for a in args) + ")"
 
+    def piecewise(self, args: Sequence) -> str:
+        """``Piecewise((v0, c0), (v1, c1), …)`` (symengine's flat ``args``): the first value whose condition
+        holds, ``nan`` where none does — Python's conditional expression (only the chosen branch evaluated),
+        ``numpy.select`` over arrays, C's ``?:``; not in the vector lanes (C has no lane-wise ``?:``)."""
+        pairs = [(args[i], args[i + 1]) for i in range(0, len(args), 2)]
+        if self.language == "cvec":
+            from ..errors import SimulationError
+
+            raise SimulationError("a Piecewise expression has no vectorised C translation; use the scalar code.")
+        if self.language == "python" and self.module:
+            return (f"{self.module}select([" + ", ".join(self.condition(c) for _, c in pairs) + "], ["
+                    + ", ".join(self(v) for v, _ in pairs) + f"], {self.module}nan)")
+        text = "nan" if self.language == "python" else "NAN"
+        for v, c in reversed(pairs):
+            text = (f"({self(v)} if {self.condition(c)} else {text})" if self.language == "python"
+                    else f"(({self.condition(c)}) ? {self(v)} : {text})")
+        return text
+
+    def condition(self, c) -> str:
+        """A relation (``<``, ``<=``, ``==``, ``!=``) or a combination of them (``And``, ``Or``, ``Not``)."""
+        name = type(c).__name__
+        ops = {"StrictLessThan": "<", "LessThan": "<=", "Equality": "==", "Unequality": "!="}
+        if name in ops:
+            return f"({self(c.args[0])} {ops[name]} {self(c.args[1])})"
+        if name in ("BooleanTrue", "BooleanFalse"):
+            truth = name == "BooleanTrue"
+            return repr(truth) if self.language == "python" else str(int(truth))
+        numpy = self.language == "python" and self.module
+        if name in ("And", "Or"):
+            parts = [self.condition(a) for a in c.args]
+            if numpy:
+                return f"{self.module}logical_{name.lower()}.reduce([" + ", ".join(parts) + "])"
+            joiner = {"And": " and ", "Or": " or "}[name] if self.language == "python" else {"And": " && ",
+                                                                                         "Or": " || "}[name]
+            return "(" + joiner.join(parts) + ")"
+        if name == "Not":
+            inner = self.condition(c.args[0])
+            return f"{self.module}logical_not({inner})" if numpy else (
+                f"(not {inner})" if self.language == "python" else f"(!{inner})")
+        from ..errors import SimulationError
+
+        raise SimulationError(f"the condition {c} of a Piecewise expression has no translation (use <, <=, ==, !=, "
+                              "And, Or, Not).")
+
     def __call__(self, e) -> str:
         if isinstance(e, se.Symbol):
             try:
@@ -325,6 +369,8 @@ class ExpressionPrinter:
         if isinstance(e, (se.Derivative, se.Subs)):  # d|f|, d sign(f) left unevaluated by a plain diff
             return self(kink_derivative(e))
         name = type(e).__name__.lower()
+        if name == "piecewise":
+            return self.piecewise(e.args)
         if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
             return f"(1.0/{self.function(_RECIPROCAL[name], e.args)})"
         if e == se.pi:

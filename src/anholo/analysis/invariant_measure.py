@@ -55,9 +55,12 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 from sympy.polys.polyerrors import PolynomialError
 
+from ..errors import SimulationError
+
 from ..parsing import sympified
 from ..algebra import determinant, size_exceeds, tidy, vanishes
 from ..algebra.coefficients import NotPolynomial, coefficients_in, vanishing_conditions
+from ..algebra.codegen import expression_function
 from ..algebra.differentiation import diff_dag
 from ..algebra.elimination import Elimination, eliminate, linear_system
 from ..algebra.numeric import numerical_relations
@@ -449,12 +452,12 @@ def _affine_solvable(qdot, weight, parameters=(), seed: int = 5) -> bool:
     exprs = list(qdot) + [weight]
     syms = sorted(set().union(*(sp.sympify(e).free_symbols for e in exprs)), key=str)
     try:
-        f = sp.lambdify(syms, exprs, "math")
+        f = expression_function(syms, exprs)
         rng = random.Random(seed)
         fixed = {p: rng.uniform(0.3, 0.9) for p in parameters}
         rows = [f(*[fixed[x] if x in fixed else rng.uniform(0.3, 0.9) for x in syms]) for _ in range(len(qdot) + 6)]
         values = np.array(rows, dtype=float)
-    except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError):
+    except (TypeError, ValueError, SimulationError):  # e.g. an undefined function: no numerical test
         return True
     if not np.all(np.isfinite(values)):
         return True

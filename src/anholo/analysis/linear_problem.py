@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..algebra.codegen import expression_function
 from ..algebra.expressions import free_symbols
 from ..algebra.program import Program
 from ..parsing import sympified
@@ -220,7 +221,8 @@ class LinearizationProblem:
         exprs = K + dK + list(M) + F + dF + dM + list(hol) + df
         free = free_symbols(exprs) if exprs else set()
         self.parameters = tuple(sorted(free - set(self.all_states), key=lambda s: s.name))
-        raw = sp.lambdify(list(self.all_states) + list(self.parameters), exprs, modules="math", cse=True)
+        raw = expression_function(list(self.all_states) + list(self.parameters), exprs) if exprs else (
+            lambda *v: np.zeros(0))
         nk, nv, nh_ = len(K), len(variables), len(hol)
 
         def evaluate(vals):
@@ -279,8 +281,10 @@ class LinearizationProblem:
             raise MissingParameterError(f"no value for the parameter(s) {', '.join(missing)}; give them with "
                                         "--set NAME=VALUE or in the system file's [values] table.")
         try:
-            K, dK, M, F, dF, dM, f, df = self._evaluate(
+            K, dK, M, F, dF, dM, f, df = parts = self._evaluate(
                 [ref.get(s.name, 0.0) for s in self.all_states] + [par[p.name] for p in self.parameters])
+            if not all(np.all(np.isfinite(a)) for a in parts):  # generated code: IEEE nan/inf where undefined
+                raise ValueError("undefined")
         except (ZeroDivisionError, ValueError, OverflowError):
             raise SingularFrameError(
                 f"the field is undefined at the reference state {ref or '(every state 0)'} (a division by zero or a square root of a "

@@ -37,6 +37,7 @@ import numpy as np
 import sympy as sp
 
 from ..algebra.decision import NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision, vanishes_at
+from ..algebra.codegen import expression_function
 from ..algebra.expressions import free_symbols
 from ..errors import AnholoError, DimensionError, InitialStateError
 from ..algebra.program import Program
@@ -200,12 +201,14 @@ class Kinematics:
             kin = [sp.Add(*[X[j, A] * vel[j] for j in range(n)]) for A in range(n)]
             syms = sorted(free_symbols(kin), key=lambda s: s.name)
             self.args = [s.name for s in syms]
-            self._f = sp.lambdify(syms, kin, modules="math")
+            self._f = expression_function(syms, kin)
 
     def __call__(self, state: Mapping, parameters: Mapping) -> dict:
         env = {**{str(k): float(v) for k, v in parameters.items()}, **{str(k): float(v) for k, v in state.items()}}
         try:
             out = self._f(*[env.get(a, 0.0) for a in self.args])
+            if not np.all(np.isfinite(out)):  # generated code: IEEE nan/inf where undefined
+                raise ValueError("undefined")
         except (ZeroDivisionError, ValueError, OverflowError):
             raise InitialStateError(f"the kinematics q_dot = X v are undefined at the state {dict(state)}; "
                                     "choose another reference state.") from None
@@ -361,7 +364,7 @@ def quantity_function(expr, source, parameters: Mapping) -> Callable:
         raise DimensionError(f"the quantity {expr} uses {unknown[0]!r}, which is neither a coordinate, a velocity "
                              f"(NAME_dot), a free quasi-velocity ({', '.join(v.name for v in source.free_velocities)}) "
                              "nor a parameter with a value.")
-    f = sp.lambdify(syms, expr, modules="math")
+    f = expression_function(syms, expr)
     cache = getattr(source, "_cache", None)  # Maggi's route: compiled once per system
     if isinstance(cache, dict):
         kinematics = cache.setdefault("linearization_kinematics", None) or Kinematics(source)

@@ -53,6 +53,7 @@ from ..algebra import free_symbols, solve_generic, tidy, vanishes
 from ..algebra.printing import tex_text
 from ..constraints.linear import LinearConstraints
 from ..dynamics.lagrangian import Lagrangian
+from ..algebra.codegen import expression_function
 from ..errors import ConstraintError, DimensionError
 from ..geometry.chart import Chart
 
@@ -402,15 +403,15 @@ class TrajectoryConsistency:
         from scipy.integrate import solve_ivp
 
         k, N = self.count, self.dim
-        fk = sp.lambdify(t, kappa, "numpy")
-        fl = sp.lambdify(t, list(lam), "numpy")
-        fW = sp.lambdify(t, W, "numpy")
+        fk = expression_function([t], kappa)
+        fl = expression_function([t], list(lam))
+        fW = expression_function([t], W)
 
         def rhs(tt, y):
-            K = np.array(fk(tt), dtype=float).reshape(k, k)
+            K = np.array(fk(float(tt)), dtype=float).reshape(k, k)
             Phi = y[: k * k].reshape(k, k)
             psi = y[k * k:]
-            return np.concatenate([(-K @ Phi).ravel(), -np.array(fl(tt), dtype=float).reshape(-1) - K @ psi])
+            return np.concatenate([(-K @ Phi).ravel(), -np.array(fl(float(tt)), dtype=float).reshape(-1) - K @ psi])
 
         ts = np.linspace(0.0, window, samples)
         y0 = np.concatenate([np.eye(k).ravel(), np.zeros(k)])
@@ -419,7 +420,7 @@ class TrajectoryConsistency:
             raise ConstraintError(f"the multiplier equations could not be integrated along the motion: {sol.message}")
         Phis = sol.y[: k * k].T.reshape(-1, k, k)
         psis = sol.y[k * k:].T
-        Ws = np.array([np.array(fW(tt), dtype=float).reshape(N, k) for tt in ts])
+        Ws = np.array([np.array(fW(float(tt)), dtype=float).reshape(N, k) for tt in ts])
         return _least_squares_verdict(ts, Ws, Phis, psis, lam_out, tol, k)
 
     def is_vakonomic_sampled(self, times, positions, velocities, multipliers, mu0=0.0,
@@ -440,8 +441,8 @@ class TrajectoryConsistency:
         lam2 = lam.reshape(T, k) if lam.size == T * k else None
         if q.shape != (T, N) or u.shape != q.shape or lam2 is None:
             raise DimensionError(f"need samples of shape (T,), (T, {N}), (T, {N}), (T, {k}).")
-        om_f = sp.lambdify(self.chart.coordinates, self.forms, "numpy")
-        M_f = [sp.lambdify(self.chart.coordinates, M, "numpy") for M in self.curls]
+        om_f = expression_function(self.chart.coordinates, self.forms)
+        M_f = [expression_function(self.chart.coordinates, M) for M in self.curls]
         kappas, Ws, compatible = [], [], True
         for qi, ui in zip(q, u):
             om = np.array(om_f(*qi), dtype=float).reshape(k, N)

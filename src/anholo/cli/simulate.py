@@ -74,6 +74,7 @@ def _input_functions(assignments, compiled) -> dict:
     """``--input NAME=EXPR``: callables ``u(t, state)`` of the time ``t`` and the coordinates (the state's head)."""
     import sympy as sp
 
+    from ..algebra.codegen import expression_function
     from ..parsing import parse_expression
 
     t = sp.Symbol("t", real=True)
@@ -82,9 +83,9 @@ def _input_functions(assignments, compiled) -> dict:
     out = {}
     for name, text in assignments:
         expr = parse_expression(text, names, where=f"--input {name}")
-        f = sp.lambdify([t] + coords, expr, "math")
+        f = expression_function([t] + coords, expr)
         n = len(coords)
-        out[name] = lambda tt, y, f=f, n=n: f(tt, *y[:n])
+        out[name] = lambda tt, y, f=f, n=n: f(float(tt), *[float(x) for x in y[:n]])
     return out
 
 

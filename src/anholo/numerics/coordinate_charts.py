@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..algebra.codegen import expression_function
 from ..errors import SimulationError
 
 __all__ = ["CoordinateChart", "ChartedMotion", "simulate_in_charts", "CHART_SWITCH", "SWITCH_GAIN"]
@@ -40,6 +41,13 @@ CHART_SWITCH = 10.0
 #: How much smaller ``cond W`` of another chart must be for a switch.
 SWITCH_GAIN = 4.0
 
+
+
+def _of_vector(args, exprs):
+    """``f(x)``: ``exprs`` (a list or a matrix) at the argument vector ``x`` (one generated function,
+    :func:`~anholo.algebra.codegen.expression_function`)."""
+    f = expression_function(args, exprs)
+    return lambda x, f=f: f(*[float(v) for v in x])
 
 @dataclass(frozen=True)
 class CoordinateChart:
@@ -106,7 +114,7 @@ class _Chart:
         subs = {s: values[s.name] for s in system.chart.parameters if s.name in values}
         L = sp.sympify(system.lagrangian.natural_expr()).xreplace(subs)
         W = sp.Matrix(self.n, self.n, lambda i, j: sp.diff(L, vels[i], vels[j]))
-        self._W = sp.lambdify([coords + vels], W, "numpy")
+        self._W = _of_vector(coords + vels, W)
         base = [sp.Symbol(b, real=True) for b in base_names]
         local = {s.name: s for s in coords}
         if chart.to_base is None:
@@ -120,10 +128,10 @@ class _Chart:
         from_b = [sp.sympify(e, locals=blocal) if isinstance(e, str) else sp.sympify(e) for e in chart.from_base]
         to_b = [e.xreplace(subs) for e in to_b]
         from_b = [e.xreplace(subs) for e in from_b]
-        self.to_base = sp.lambdify([coords], to_b, "numpy")
-        self.to_base_J = sp.lambdify([coords], sp.Matrix(to_b).jacobian(coords), "numpy")
-        self.from_base = sp.lambdify([base], from_b, "numpy")
-        self.from_base_J = sp.lambdify([base], sp.Matrix(from_b).jacobian(base), "numpy")
+        self.to_base = _of_vector(coords, to_b)
+        self.to_base_J = _of_vector(coords, sp.Matrix(to_b).jacobian(coords))
+        self.from_base = _of_vector(base, from_b)
+        self.from_base_J = _of_vector(base, sp.Matrix(from_b).jacobian(base))
 
     def condition(self, q, qdot=None) -> float:
         W = np.asarray(self._W(list(q) + list(qdot if qdot is not None else np.zeros(self.n))), dtype=float)

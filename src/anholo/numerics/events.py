@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..algebra.codegen import expression_function
 from ..errors import SimulationError
 from ..parsing import parse_expression
 
@@ -54,13 +55,10 @@ def stop_event(text: str, coordinate_names, where: str = "--stop-when"):
         if any(o in text for o in "=!"):
             raise SimulationError(f"{where}: {text!r} is not one comparison; write e.g. \"abs(theta) > 1.5\".")
         expr = parse_expression(text, names, where=where)
-    f = sp.lambdify([t] + coords + vels, expr, "math")
+    f = expression_function([t] + coords + vels, expr)  # IEEE values: nan where undefined
 
     def event(tt, s):
-        try:
-            return float(f(tt, *s))
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return float("nan")
+        return float(f(float(tt), *[float(x) for x in s]))
 
     event.terminal, event.direction, event.natural, event.text = True, direction, True, text
     return event

@@ -55,7 +55,7 @@ from scipy.linalg.lapack import dgesv as _dgesv
 
 from ..algebra.engine import engine_diff, se, to_engine
 from ..errors import IntegrationError
-from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _lambdify, march
+from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march
 
 __all__ = ["LieGroupScheme", "se2_factor", "lie_group_scheme", "integrate_lie_hamel"]
 
@@ -192,7 +192,7 @@ class LieGroupScheme:
         J1 = [engine_diff(e, q) for e in D1 for q in Q1]
         JC = [engine_diff(e, q) for e in Cd for q in Q1]
         J2 = [engine_diff(e, q) for e in D2 for q in Q1]
-        self._fn = _lambdify(Q0 + Q1 + [h] + Pm, D1 + J1 + D2 + Cd + JC + J2)
+        self._fn = _compiled_function(Q0 + Q1 + [h] + Pm, D1 + J1 + D2 + Cd + JC + J2)
         self._size = n + n * n + n + self.k + self.k * n + n * n
 
     def evaluate(self, args: np.ndarray, out: np.ndarray) -> tuple:

@@ -50,6 +50,7 @@ import sympy as sp
 
 from scipy.linalg.lapack import dgesv as _dgesv
 
+from ..algebra.codegen import expression_function
 from ..algebra.engine import engine_diff, se, to_engine
 from ..errors import (InitialStateError, IntegrationError, MissingParameterError, NonlinearConstraintError,
                       SimulationError)
@@ -60,14 +61,13 @@ _NEWTON_TOL = 1e-9  # on |Newton update of q| (2-norm), relative to 1 + max|q|; 
 _NEWTON_MAX = 25
 
 
-def _lambdify(args, exprs):
-    """A compiled function of the flat ``args`` (symengine symbols) returning the flat ``exprs``:
-    symengine's LLVM backend where it exists, else its lambda backend (common subexpressions in both)."""
+def _compiled_function(args, exprs, backend=None):
+    """``f(x, out=None)`` of the flat argument vector ``x = args`` (symengine symbols; or the rows of an
+    ``(N, len(args))`` array) returning the flat ``exprs``: the project's one code generator
+    (:func:`~anholo.algebra.codegen.expression_function`, common subexpressions shared; the C backend where
+    ``$ANHOLO_CODEGEN`` allows — called once per Newton iteration of every step)."""
     exprs = list(exprs) or [se.Integer(0)]
-    try:
-        return se.Lambdify(args, exprs, cse=True, backend="llvm", real=True)
-    except (RuntimeError, ValueError, TypeError):
-        return se.Lambdify(args, exprs, cse=True, real=True)
+    return expression_function(args, exprs, backend=backend).vector
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,10 +259,10 @@ def discrete_mechanics(system) -> DiscreteMechanics:
         values={(key.name if isinstance(key, sp.Symbol) else str(key)): float(v)
                 for key, v in (system.values or {}).items()},
         n=n, k=k, r=r, dependent=dep,
-        _terms=_lambdify(args_qu, P + G + W + Pq + Gq + Gu + C + Cq + kap),
-        _point=_lambdify(args_q, kap_q + hol + fq + ft),
-        _energy=_lambdify(args_qu, [E]),
-        _phi=_lambdify(args_qu, phi),
+        _terms=_compiled_function(args_qu, P + G + W + Pq + Gq + Gu + C + Cq + kap),
+        _point=_compiled_function(args_q, kap_q + hol + fq + ft),
+        _energy=_compiled_function(args_qu, [E], "python"),  # monitors: arrays of points, no build
+        _phi=_compiled_function(args_qu, phi, "python"),
         _newton=newton,
     )
 
@@ -309,7 +309,7 @@ def _newton_function(Q, U, T, Pm, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, f
     Pplus = [Pm_[i] + half * h * Gm[i] for i in range(n)]
     Jp = [half * (Pqm[i * n + j] + half * h * Gqm[i * n + j]) + (Wm[i * n + j] + half * h * Gum[i * n + j]) / h
           for i in range(n) for j in range(n)]
-    return _lambdify(Q0 + Q1 + P0 + LAM + [t0, h] + Pm, R + [e for row in J for e in row] + Pplus + Jp)
+    return _compiled_function(Q0 + Q1 + P0 + LAM + [t0, h] + Pm, R + [e for row in J for e in row] + Pplus + Jp)
 
 
 class _Buffers:
