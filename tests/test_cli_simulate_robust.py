@@ -331,3 +331,31 @@ def test_non_finite_right_hand_side_stops_at_once_with_its_motion():
     assert part.message.startswith("stopped at t = ") and part.t[-1] == pytest.approx(0.3, abs=1e-9)
     ref = sleigh_with_motor_reference(part.t, lambda t: 0.0)
     assert np.max(np.abs(part.q - ref[:3])) < 1e-8
+
+
+def test_input_in_velocities_and_parameters_equals_the_callable_run(tmp_path):
+    """``--input tau=0.2*sin(t) - k*theta_dot`` (a damping law in a velocity and a parameter) gives the motion of
+    the same law written as a Python callable of (t, state) in the API; ``+ k*theta_dot`` does not."""
+    from anholo.numerics import compile_system, from_system, simulate
+    from anholo.system import System
+
+    c = compile_system(from_system(System.load("sleigh_with_motor"), "nonholonomic"))
+    a, k = (float(c.parameter_vector()[list(c.parameters).index(n)]) for n in ("a", "k"))
+
+    def tau(t, y):  # state (x, y, theta, u, w): theta_dot = w / a
+        return 0.2 * math.sin(t) - k * y[4] / a
+
+    ref = simulate(c, 3.0, [0, 0, 0], [1, 0, 0], points=31, rtol=1e-11, atol=1e-12, inputs={"tau": tau})
+    rows = {}
+    for sign in ("-", "+"):
+        path = tmp_path / f"run{sign == '+'}.csv"
+        code, out, err, _ = anholo("simulate", "sleigh_with_motor", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 3,
+                                   "--points", 31, "--rtol", 1e-11, "--atol", 1e-12, "--input",
+                                   f"tau=0.2*sin(t) {sign} k*theta_dot", "--csv", path, "--quiet")
+        assert code == 0, err
+        rows[sign] = read_rows(path)[1]
+    assert np.max(np.abs(rows["-"][:, 1:4] - ref.q.T)) < 1e-8
+    assert np.max(np.abs(rows["+"][:, 1:4] - ref.q.T)) > 1e-4
+    code, out, err, _ = anholo("simulate", "sleigh_with_motor", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1,
+                               "--input", "tau=s*t", "--quiet")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "'s'" in err

@@ -52,7 +52,8 @@ def _add_simulate_parser(sub) -> None:
                      metavar="NAME=VALUE", help="parameter value (repeatable); overrides the file's [values]")
     sim.add_argument("--input", dest="inputs", action="append", default=[], type=_parse_assignment,
                      metavar="NAME=EXPR", help="a control input of the file (inputs = [...]) as an expression in "
-                     "the time t and the coordinates, e.g. --input tau=0.2*sin(t) (repeatable)")
+                     "the time t, the coordinates, their velocities <q>_dot and the parameters, e.g. --input "
+                     "tau=0.2*sin(t)-k*theta_dot (repeatable)")
     sim.add_argument("--stop-when", dest="stop_when", default=None, metavar="EXPR",
                      help="stop when this condition on t, the coordinates and <coordinate>_dot becomes true, "
                      "e.g. --stop-when \"abs(theta) > 1.5\" (a comparison; or an expression: stop where it "
@@ -87,6 +88,27 @@ def _input_functions(assignments, compiled) -> dict:
         n = len(coords)
         out[name] = lambda tt, y, f=f, n=n: f(float(tt), *[float(x) for x in y[:n]])
     return out
+
+
+def _inputs(assignments, compiled, structured: bool):
+    """``--input NAME=EXPR`` for :func:`~anholo.numerics.integrate.simulate`: the expressions themselves (read by
+    :func:`anholo.numerics.inputs.control_inputs`: the time ``t``, the coordinates, their velocities ``<q>_dot``
+    and the parameters, as ``anholo sweep`` reads them), or for the fixed-step schemes callables of ``t`` and
+    the coordinates; None without inputs."""
+    from ..errors import SimulationError
+
+    given = {}
+    for name, text in assignments:
+        if name in given:
+            raise SimulationError(f"--input {name} is given twice; give each input once.")
+        given[name] = text
+    if structured:
+        return _input_functions(assignments, compiled) if given else None
+    if not given and not getattr(compiled, "control_names", ()):
+        return None
+    from ..numerics.inputs import control_inputs
+
+    return control_inputs(compiled, given)  # an unknown or missing input, a bad expression: one line here
 
 
 def _simulate_in_charts(args, out, system, numeric, field, q0, qdot0, say) -> int:
@@ -249,7 +271,7 @@ def _simulate(args, out) -> int:
     try:
         traj = simulate(system if structured else compiled, args.t_end, q0, qdot0, lambda0, parameters=numeric,
                         method=args.method, rtol=args.rtol, atol=args.atol, points=args.points,
-                        progress=not args.quiet, inputs=_input_functions(args.inputs, compiled),
+                        progress=not args.quiet, inputs=_inputs(args.inputs, compiled, structured),
                         atlas=None if structured else atlas,
                         events=[stop_event(args.stop_when, compiled.coordinate_names)] if args.stop_when else None,
                         step=args.step, deadline=None if structured else getattr(args, "deadline", None))
