@@ -71,8 +71,10 @@ class ControlInputs:
         name → SymPy expression in the real symbols ``t``, the coordinates, ``<q>_dot`` and the parameters.
     callables : dict
         name → callable ``u(t, state)``.
-    coordinates, parameters : tuple of str
-        The names the expressions may use (with ``t`` and ``<q>_dot``).
+    coordinates : tuple of str
+        The coordinate names the expressions may use (with ``t`` and ``<q>_dot``).
+    parameters : tuple of str
+        The parameter names the expressions may use.
     """
 
     order: tuple
