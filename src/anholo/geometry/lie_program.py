@@ -178,9 +178,11 @@ class _Brackets:
         if ev is None:
             ev = _NUMPY.get(data)
             if ev is None:
+                from ..algebra.codegen import expression_function  # the one code generator
+
                 dummies = [se.Symbol(f"_arg{i}") for i in range(len(ops))]
-                f = se.Lambdify(dummies, [data(*dummies)], real=True, backend="lambda", cse=False)
-                ev = lambda *vs, f=f: np.asarray(f(np.column_stack(vs))).reshape(-1)  # noqa: E731
+                f = expression_function(dummies, data(*dummies))
+                ev = lambda *vs, f=f: np.asarray(f(*[np.asarray(v, float) for v in vs]), float).reshape(-1)  # noqa: E731
             self._numeric[data] = ev
         return ev(*[V[x] for x in ops])
 
