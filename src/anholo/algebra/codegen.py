@@ -250,7 +250,9 @@ def find_compiler() -> str | None:
     return None
 
 
-def _cache_dir() -> Path:
+def cache_directory(required: bool = True) -> Path | None:
+    """The code cache: ``$ANHOLO_CACHE``, else ``~/.cache/anholo/codegen``, else a temporary directory — the
+    first that is writable; without one, SimulationError (``required``) or None."""
     base = os.environ.get("ANHOLO_CACHE")
     candidates = [Path(base)] if base else []
     candidates += [Path.home() / ".cache" / "anholo" / "codegen", Path(tempfile.gettempdir()) / "anholo-codegen"]
@@ -261,7 +263,11 @@ def _cache_dir() -> Path:
                 return d
         except OSError:
             continue
-    raise SimulationError("no writable directory for the compiled code; set ANHOLO_CACHE to one.")
+    if required:
+        raise SimulationError("no writable directory for the compiled code; set ANHOLO_CACHE to one.")
+    return None
+
+
 
 
 _LIBRARIES: dict = {}  # digest -> ctypes.CDLL (per process)
@@ -317,7 +323,7 @@ def _build(source: str, compiler: str, extra_flags: tuple = ()) -> ctypes.CDLL:
     lib = _LIBRARIES.get(digest)
     if lib is not None:
         return lib
-    d = _cache_dir()
+    d = cache_directory()
     target = d / f"anholo_{digest}.so"
     if not target.exists():
         for notify in BUILD_NOTICES:  # the command line says why it waits (a bicycle takes seconds)
@@ -724,7 +730,7 @@ def _build_with_extension(c_src: str, compiler: str, n_state: int) -> tuple:
     name = "anholo_ext_" + hashlib.sha256(c_src.encode()).hexdigest()[:16]
     src = "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n" + c_src + _EXT_WRAPPER % {"ny": n_state, "name": name}
     flags = (f"-I{inc}",) + (("-undefined", "dynamic_lookup") if platform.system() == "Darwin" else ())
-    failed = _cache_dir() / f"{name}_{hashlib.sha256(compiler.encode()).hexdigest()[:8]}.failed"
+    failed = cache_directory() / f"{name}_{hashlib.sha256(compiler.encode()).hexdigest()[:8]}.failed"
     if failed.exists():  # tried before on this machine: the plain library only (no second failing build)
         return None, None
     try:

@@ -371,15 +371,9 @@ def _store_key(ms, multipliers: bool) -> str:
 
 
 def _store_dir():
-    base = os.environ.get("ANHOLO_CACHE")
-    for d in ([Path(base)] if base else []) + [Path.home() / ".cache" / "anholo" / "codegen"]:
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            if os.access(d, os.W_OK):
-                return d
-        except OSError:
-            continue
-    return None
+    from ..algebra.codegen import cache_directory
+
+    return cache_directory(required=False)  # where the compiled fields are kept too
 
 
 def stored_field_program(ms, multipliers: bool = False) -> Program | None:
