@@ -227,6 +227,43 @@ print(GEN, sol.status, sol.nfev, float(sol.y[1, -1]))
 '''
 
 
+def kane_operations(ops: dict) -> dict:
+    """The peer's size on the same bicycles: sympy's KanesMethod (tests/mechanics_models.py, sympy's test_kane3
+    bicycle; with the pitch-rate constraint for the second file) counted two ways — with the same counter as
+    anholo's field (:func:`anholo.algebra.codegen.operation_count` after one cse of ``mass_matrix_full`` and
+    ``forcing_full``: the whole first-order field, the kinematics included), and as symbrim counts the 1,909 and
+    2,198 of its issue #104 (``sympy.count_ops(sympy.cse(fr + frstar))``: Kane's dynamical equations only, the
+    dependent speeds as given symbols) — and anholo's field program by ``sympy.count_ops`` of its definitions and
+    outputs (that convention counts a negation and a subtraction as operations)."""
+    import sympy as sm
+
+    from anholo.algebra.engine import engine_cse, to_engine
+    from anholo.algebra.program import Program
+    from mechanics_models import whipple_bicycle
+
+    out = {}
+    for name, pitch_rate in (("whipple_bicycle", False), ("whipple_bicycle_pitch_rate", True)):
+        KM, _ = whipple_bicycle(pitch_rate=pitch_rate)
+        fr, frstar = KM._fr, KM._frstar
+        if fr is None:
+            fr, frstar = KM.kanes_equations()
+        names = list(KM.q) + list(KM.u) + [u.diff() for u in KM.u]
+        sub = {a: sm.Symbol(f"_a{i}") for i, a in enumerate(names)}
+        exprs = [to_engine(e.xreplace(sub)) for e in list(KM.mass_matrix_full) + list(KM.forcing_full)]
+        pairs, reduced = engine_cse(exprs)
+        full = codegen.operation_count(Program(tuple(to_engine(s) for s in sub.values()), tuple(pairs), tuple(reduced)))
+        symbrim = int(sm.count_ops(sm.cse(fr + frstar)))
+        prog = System.load(name).maggi().program(multipliers=False).pruned()
+        ours_sympy = sum(int(sm.count_ops(sm.sympify(str(e)))) for e in [b for _, b in prog.pairs] + list(prog.outputs))
+        out[name] = {"kane_full_operation_count": full["total"], "kane_fr_frstar_count_ops_cse": symbrim,
+                     "anholo_operation_count": ops[name]["program"]["total"] if "program" in ops.get(name, {}) else None,
+                     "anholo_count_ops": ours_sympy}
+        print(f"peer on the same bicycle ({name}): KanesMethod {full['total']} operations (same counter, whole "
+              f"field), {symbrim} by symbrim's count_ops(cse(fr + frstar)); anholo {out[name]['anholo_operation_count']}"
+              f" (same counter), {ours_sympy} by sympy.count_ops")
+    return out
+
+
 def whole_process(q0, qd0, repeats: int) -> dict:
     """Whole processes timed from outside, interleaved, medians of wall and CPU (user + system) seconds:
     ``anholo simulate whipple_bicycle`` (10 s at 5 m/s, DOP853 rtol 1e-10, 1001 output times; the C library
@@ -468,6 +505,7 @@ def main(argv=None) -> int:
                 parts.append(f"{key} {o['total']} ({o['add']} add, {o['mul']} mul, {o['div']} div, {o['pow']} pow, "
                              f"{o['function']} functions; {o['definitions']} definitions)")
         print(f"operations of the field program, {name}: " + "; ".join(parts) + f" — uses {c['used']}")
+    peers = kane_operations(ops)
     hamel = {}
     for name in ("whipple_bicycle", "n_trailer_3"):
         nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
@@ -486,7 +524,7 @@ def main(argv=None) -> int:
     Path(args.out).write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
                                           "cpus": os.cpu_count(), "load_average": load, "rows": rows,
                                           "simulation_10s": sim, "batch": batch, "operations": ops,
-                                          "operations_hamel_form": hamel,
+                                          "operations_hamel_form": hamel, "operations_kane": peers,
                                           "whole_process": whole}, indent=2) + "\n")
     print(f"load average {load}; wrote {args.out}")
     return 0

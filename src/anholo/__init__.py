@@ -53,8 +53,6 @@ from .dynamics import (
     solve_cartan_equation,
 )
 
-from .io.mechanics import MechanicsModel, from_mechanics
-
 __version__ = "0.1.0"
 
 # What a user calls first, importable from the top (``from anholo import System, simulate``), loaded on
@@ -68,6 +66,8 @@ _LAZY = {
     "linearize": ("anholo.analysis.linearization", "linearize"),
     "MaggiSystem": ("anholo.dynamics.maggi", "MaggiSystem"),
     "init_printing": ("anholo.algebra.printing", "init_printing"),
+    "MechanicsModel": ("anholo.io.mechanics", "MechanicsModel"),
+    "from_mechanics": ("anholo.io.mechanics", "from_mechanics"),
 }
 
 

@@ -15,7 +15,6 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from .parsing import sympified
-from .analysis.chaplygin import ChaplyginSystem
 from .constraints.kinematic import KinematicConstraints
 from .constraints.linear import stationary_linear_constraints
 from .dynamics.chetaev import ChetaevSystem
@@ -201,6 +200,8 @@ class System:
         sym = self.symmetry
         action = LieGroupAction(self.chart, sym["generators"], sym.get("structure_constants"),
                                 sym.get("action", "left"))
+        from .analysis.chaplygin import ChaplyginSystem  # the analyses are imported when used
+
         return ChaplyginSystem(self.lagrangian, self.linear_constraints(), action)
 
     @property

@@ -269,3 +269,35 @@ def test_compare_with_a_lagrangian_degenerate_in_a_constrained_velocity(tmp_path
     f.write_text(HEISENBERG)
     code, out, err = run(capsys, "compare", str(f))
     assert code == 0 and "Traceback" not in err and "Heisenberg" in out
+
+
+def test_block_titles_are_the_summaries_titles():
+    """The report's table of titles (kept so that a block's analysis is imported only when it is computed) is
+    the ``title`` of each block's summary class, on both routes."""
+    from anholo.analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
+    from anholo.analysis.summaries import ChaplyginSummary, ChetaevSummary
+    from anholo.dynamics import maggi_summary as large
+    from anholo.dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
+    from anholo.io.report import SECTIONS, TITLES
+
+    classes = {"frame": [FrameSummary], "euler_lagrange": [EulerLagrangeSummary, large.LargeEulerLagrangeSummary],
+               "nonholonomic": [NonholonomicSummary, large.MaggiSummary],
+               "vakonomic": [VakonomicSummary, large.LargeVakonomicSummary], "chaplygin": [ChaplyginSummary],
+               "chetaev": [ChetaevSummary, large.LargeChetaevSummary], "controllability": [ControllabilitySummary],
+               "invariant_measure": [InvariantMeasureSummary], "first_integrals": [FirstIntegralsSummary]}
+    assert set(TITLES) == set(SECTIONS)
+    for key, kinds in classes.items():
+        for cls in kinds:
+            assert cls.title == TITLES[key], (key, cls)
+
+
+def test_a_nonholonomic_report_does_not_import_the_analyses():
+    """``--sections nonholonomic`` of a large system imports no analysis module (they cost start-up time)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from anholo.system import System; from anholo.io.report import analyze; "
+            "analyze(System.load('n_trailer_3'), sections=['nonholonomic']).to_json(); "
+            "print(sorted(m for m in sys.modules if m.startswith('anholo.analysis')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -46,7 +46,7 @@ from ..algebra.engine import engine_cse, engine_diff, se, zero
 from ..algebra.program import Program
 from ..errors import NonFiniteExpressionError
 
-__all__ = ["field_program", "stored_field_program", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
+__all__ = ["field_program", "stored_field_program", "input_digest", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
 
 
 class _Names:
@@ -349,10 +349,11 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
 
 
 
-def _store_key(ms, multipliers: bool) -> str:
+def input_digest(ms, multipliers: bool) -> str:
     """A digest of everything :func:`field_program` reads: the symengine forms of L, the constraints and the
-    forces, the dependent coordinates, the arguments, and the source of the modules that form the program
-    (a change of the method makes a new key)."""
+    forces, the dependent coordinates, the symbols the program can take as arguments, and the source of the
+    modules that form the program (a change of the method makes a new digest).  Nothing is formed to compute it
+    (not even :meth:`~anholo.dynamics.maggi.MaggiSystem.program_args`, which needs the implicit form's cse)."""
     import importlib
 
     C = ms._cache
@@ -361,11 +362,12 @@ def _store_key(ms, multipliers: bool) -> str:
         h.update(Path(importlib.import_module(module).__file__).read_bytes())
     h.update(se.__version__.encode())
     k = len(C["dep"])
+    kappa = [C["kappa"][a][A] for a in range(k) for A in range(ms.n)]
+    forces = [*(C["Q"] if ms.forces is not None else ()), *(ms.engine_forces or ())]
+    symbols = sorted({str(s) for e in [C["L"], *kappa, *C["c"], *forces] for s in e.free_symbols})
     texts = [str(multipliers), str(C["L"]), str(C["dep"]), str(C["free"]), str(C["kinks"]), str(C["t"]),
-             *(str(C["kappa"][a][A]) for a in range(k) for A in range(ms.n)), *(str(c) for c in C["c"]),
-             *(str(e) for e in (C["Q"] if ms.forces is not None else ())),
-             *(str(e) for e in (ms.engine_forces or ())), *(str(a) for a in ms.program_args()),
-             *(str(v) for v in ms.free_velocities)]
+             *(str(e) for e in kappa), *(str(c) for c in C["c"]), *(str(e) for e in forces),
+             *(str(a) for a in C["q"]), *(str(v) for v in ms.free_velocities), "symbols:", *symbols]
     h.update("\x00".join(texts).encode())
     return h.hexdigest()
 
@@ -386,7 +388,7 @@ def stored_field_program(ms, multipliers: bool = False) -> Program | None:
     back exactly (a floating constant, whose text keeps 15 digits; a name such as ``I`` or ``E``, which the
     parser reads as a constant), or without a writable cache, is formed each time."""
     directory = _store_dir()
-    path = directory / f"maggi-field-{_store_key(ms, multipliers)}.json" if directory is not None else None
+    path = directory / f"maggi-field-{input_digest(ms, multipliers)}.json" if directory is not None else None
     args = ms.program_args()
     if path is not None and path.is_file():
         try:

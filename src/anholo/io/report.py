@@ -49,25 +49,27 @@ from ..algebra.expressions import size_exceeds
 from ..algebra.presentation import Presenter, Shared, align, serialize
 from ..algebra.printing import latex as _latex, tex_text
 from ..algebra.simplify import tidy
-from ..analysis.consistency import consistency_report
-from ..analysis.flow_summaries import ControllabilitySummary, FirstIntegralsSummary, InvariantMeasureSummary
-from ..analysis.sections import Section
-from ..analysis.summaries import (CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary,
-                                  ChetaevSummary)
 from ..dynamics.maggi import MaggiSystem
-from ..analysis.chaplygin_numerical import translation_chaplygin
-from ..analysis.consistency_numerical import numerical_consistency
 from ..dynamics.maggi_summary import (LargeChetaevSummary, LargeEulerLagrangeSummary, LargeVakonomicSummary,
                                       MaggiSummary)
 from ..dynamics.summaries import EulerLagrangeSummary, FrameSummary, NonholonomicSummary, VakonomicSummary
 from ..errors import AnholoError, NonlinearConstraintError, ReportError
 from .latex import summary_tex
 
-__all__ = ["analyze", "Report", "SECTIONS", "DEFAULT_BUDGET"]
+__all__ = ["analyze", "Report", "SECTIONS", "DEFAULT_BUDGET", "TITLES"]
 
 #: The blocks of a report in order (their JSON keys; names for ``--sections``).
 SECTIONS = ("frame", "euler_lagrange", "nonholonomic", "controllability", "invariant_measure", "first_integrals",
             "vakonomic", "consistency", "chaplygin", "chetaev")
+#: The title of each block (the ``title`` of its summary class; the analyses are imported when their block
+#: is computed, not to read a title).
+TITLES = {"frame": "Frame and structure functions", "euler_lagrange": "Hamel equations and the Euler–Lagrange field",
+          "nonholonomic": "Nonholonomic (Lagrange-d'Alembert) dynamics", "vakonomic": "Vakonomic dynamics",
+          "consistency": "Consistency of the nonholonomic and vakonomic dynamics", "chaplygin": "Chaplygin system",
+          "chetaev": "Chetaev dynamics (nonlinear constraints)",
+          "controllability": "Controllability of D (growth vector)",
+          "invariant_measure": "Invariant measure of the nonholonomic field",
+          "first_integrals": "First integrals of the nonholonomic field"}
 _ALIASES = {"hamel_equations": "euler_lagrange", "lagrangian_quasi": "euler_lagrange", "regular": "euler_lagrange"}
 #: Seconds a whole report may take by default (``--budget`` raises it).
 DEFAULT_BUDGET = 120.0
@@ -684,6 +686,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             if not directions or tuple(nh().dependent_coordinates) != tuple(sorted(
                     directions, key=system.chart.coordinates.index)):
                 raise _NotApplicable(_CHAPLYGIN_NOTE.format(why=system.route[1]))
+            from ..analysis.chaplygin_numerical import translation_chaplygin
+
             return translation_chaplygin(nh())
         if "chaplygin" not in cache:
             if exact_nh().constraints.is_affine:
@@ -691,6 +695,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
                                      "linear constraints whose distribution D is a principal connection "
                                      "(docs/chaplygin.rst); the symmetry still gives the momentum equations "
                                      "and the first integrals")
+            from ..analysis.summaries import ChaplyginSummary
+
             ch = system.chaplygin()
             cache["chaplygin"] = None if ch is None else ChaplyginSummary.of(ch, exact_nh(), system)
         return cache["chaplygin"]
@@ -702,6 +708,8 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         if maggi():
             if nh().is_affine:
                 raise _NotApplicable("consistency is decided for linear constraints; these are affine")
+            from ..analysis.consistency_numerical import numerical_consistency
+
             return numerical_consistency(nh())
         extra = ()
         if "chaplygin" in applies:
@@ -714,6 +722,10 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
             raise _NotApplicable("consistency is decided for linear constraints; these are affine")
         # each search has its own CPU budget: what one block's search finds does not depend on which blocks
         # ran before it (a search stopped at its budget says so in its verdict)
+        from ..analysis.consistency import consistency_report
+        from ..analysis.sections import Section
+        from ..analysis.summaries import CONSISTENCY_SEARCH_BUDGET
+
         return consistency_report(nh(), [Section(nh(), s.values, s.name, s.conditions) for s in extra],
                                   search_budget=CONSISTENCY_SEARCH_BUDGET)
 
@@ -749,6 +761,23 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
 
     generators = (system.symmetry or {}).get("generators", ()) if getattr(system, "symmetry", None) else ()
 
+    def flow_summary(name):  # the analyses of the flow, imported when their block is computed
+        def get():
+            from ..analysis import flow_summaries
+
+            return getattr(flow_summaries, name)
+        return get
+
+    def chetaev():
+        if getattr(system, "is_large", False):
+            return LargeChetaevSummary.of(system)
+        from ..analysis.summaries import ChetaevSummary
+
+        return ChetaevSummary.of(system.chetaev(), tuple(system.constraints))
+
+    controllability, measure, integrals = (flow_summary(name) for name in (
+        "ControllabilitySummary", "InvariantMeasureSummary", "FirstIntegralsSummary"))
+
     builders = {
         "frame": lambda: FrameSummary(system.frame, tuple(system.bundle.quasi_velocities)),
         "euler_lagrange": lambda: LargeEulerLagrangeSummary.of(system.free_maggi(), constrained=kind is not None)
@@ -760,21 +789,15 @@ def analyze(system, *, simplify: bool = False, sections=None, full: bool = False
         "vakonomic": vakonomic,
         "consistency": consistency,
         "chaplygin": chaplygin,
-        "chetaev": lambda: (LargeChetaevSummary.of(system) if getattr(system, "is_large", False)
-                            else ChetaevSummary.of(system.chetaev(), tuple(system.constraints))),
-        "controllability": flow("controllability", ControllabilitySummary.of,
-                                   lambda m: ControllabilitySummary.of_maggi(m)),
-        "invariant_measure": flow("invariant_measure", InvariantMeasureSummary.of,
-                                     lambda m: InvariantMeasureSummary.of_maggi(m)),
-        "first_integrals": flow("first_integrals", lambda nh_: FirstIntegralsSummary.of(nh_, generators=generators),
-                                lambda m: FirstIntegralsSummary.of_maggi(m, generators=generators)),
+        "chetaev": chetaev,
+        "controllability": flow("controllability", lambda nh_: controllability().of(nh_),
+                                lambda m: controllability().of_maggi(m)),
+        "invariant_measure": flow("invariant_measure", lambda nh_: measure().of(nh_),
+                                  lambda m: measure().of_maggi(m)),
+        "first_integrals": flow("first_integrals", lambda nh_: integrals().of(nh_, generators=generators),
+                                lambda m: integrals().of_maggi(m, generators=generators)),
     }
-    titles = {"frame": FrameSummary.title, "euler_lagrange": EulerLagrangeSummary.title,
-              "nonholonomic": NonholonomicSummary.title, "vakonomic": VakonomicSummary.title,
-              "consistency": "Consistency of the nonholonomic and vakonomic dynamics",
-              "chaplygin": ChaplyginSummary.title, "chetaev": ChetaevSummary.title,
-              "controllability": ControllabilitySummary.title, "invariant_measure": InvariantMeasureSummary.title,
-              "first_integrals": FirstIntegralsSummary.title}
+    titles = TITLES
     outcomes = []
     for key in wanted:
         if key not in applies:

@@ -14,6 +14,10 @@ generated as elementwise numpy code from their own programs.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from pathlib import Path
 from typing import Mapping
 
 from ..algebra.codegen import c_text, find_compiler, python_source
@@ -44,11 +48,119 @@ def _function(fname: str, program: Program, groups, *, vector: bool) -> list:
 
 def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     """The generated source and the metadata of the compiled nonholonomic field of a large system
-    (keyword arguments of :class:`~anholo.numerics.compile.CompiledSystem`; module docstring)."""
+    (keyword arguments of :class:`~anholo.numerics.compile.CompiledSystem`; module docstring).
+
+    The source is kept in the code cache (``$ANHOLO_CACHE``, where the compiled library is kept too) under a
+    digest of everything it is generated from (:func:`_source_key`): a second process reads it back with the
+    field's program (milliseconds) instead of forming the program and the read-outs again (about half a
+    second for the Whipple bicycle)."""
     if nh.inputs:
         raise SimulationError(
             f"simulating Maggi's route with control inputs ({', '.join(w.name for w in nh.inputs)}) is not "
             "implemented; simulate the exact route: System.load(FILE).nonholonomic(route='exact').")
+    path = _source_path(nh)
+    stored = _read_source(path, nh) if path is not None else None
+    if stored is None:
+        stored = _form_source(nh)
+        if path is not None:
+            _write_source(path, stored)
+    meta, prog = stored
+    params = meta["parameters"]
+    n, m = nh.n, nh.m
+    time = [nh.time.name] if nh.time is not None else []
+    groups_rhs = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in meta["state_names"]]),
+                  ("p", [se.Symbol(x) for x in params])]
+    # the program itself, for the compiled loop of many runs (anholo.numerics.batch_loop), in this process
+    hol = [to_engine(f) for f in nh.holonomic]
+    hol_program = Program.from_expressions(tuple(se.Symbol(x) for x in meta["coordinate_names"]), hol) if hol else None
+    register_program(meta["source"], prog, groups_rhs, (n, m), hol_program, n)
+    vals = {str(k): float(x) for k, x in (values or {}).items() if str(k) in params}
+    return {"kind": "nonholonomic", "source": meta["source"], "parameters": tuple(params), "values": vals,
+            "state_names": tuple(meta["state_names"]), "coordinate_names": tuple(meta["coordinate_names"]),
+            "multiplier_names": tuple(meta["multiplier_names"]), "n_inputs": 0}
+
+
+def _source_key(nh: MaggiSystem) -> str:
+    """A digest of what :func:`_form_source` reads: the inputs of the field's program (the Lagrangian,
+    constraints and forces in symengine form, the split into free and dependent velocities), the system as
+    written (its Lagrangian, constraints and holonomic constraints, names of coordinates, velocities and
+    parameters), the compiler found, and the source of the modules that generate the code."""
+    import importlib
+
+    from ..algebra.codegen import find_compiler
+    from ..dynamics.maggi_field import input_digest
+
+    h = hashlib.sha256(input_digest(nh, False).encode())
+    for module in (__name__, "anholo.algebra.codegen", "anholo.numerics.compile"):
+        h.update(Path(importlib.import_module(module).__file__).read_bytes())
+    chart = nh.chart
+    texts = [str(find_compiler()), *(str(to_engine(e)) for e in (nh.lagrangian, *nh.holonomic, *nh.constraints)), *(s.name for s in chart.coordinates),
+             *(s.name for s in chart.velocities), *(s.name for s in chart.parameters),
+             *(s.name for s in nh.free_velocities), *(c.name for c in nh.free_coordinates),
+             *(c.name for c in nh.dependent_coordinates), str(nh.time)]
+    h.update("\x00".join(texts).encode())
+    return h.hexdigest()
+
+
+def _source_path(nh: MaggiSystem) -> Path | None:
+    from ..algebra.codegen import cache_directory
+
+    directory = cache_directory(required=False)
+    return directory / f"maggi-source-{_source_key(nh)}.json" if directory is not None else None
+
+
+def _program_text(prog: Program) -> dict:
+    return {"args": [str(a) for a in prog.args], "pairs": [[str(a), str(b)] for a, b in prog.pairs],
+            "outputs": [str(o) for o in prog.outputs]}
+
+
+def _program_from_text(data: dict) -> Program:
+    return Program(tuple(se.Symbol(a) for a in data["args"]),
+                   tuple((se.Symbol(a), se.sympify(b)) for a, b in data["pairs"]),
+                   tuple(se.sympify(o) for o in data["outputs"]))
+
+
+def _read_source(path: Path, nh: MaggiSystem):
+    """``(meta, program)`` read from the cache, or None (absent, unreadable, or not this system's)."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        meta = {key: data[key] for key in ("source", "parameters", "state_names", "coordinate_names",
+                                           "multiplier_names")}
+        prog = _program_from_text(data["program"])
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+        return None
+    if len(meta["state_names"]) != nh.n + nh.m or not isinstance(meta["source"], str):
+        return None
+    return meta, prog
+
+
+def _write_source(path: Path, stored) -> None:
+    """Store ``(meta, program)`` unless the program's text does not give it back exactly (a floating
+    constant keeps 15 digits in its text; a name such as ``I`` or ``E`` reads back as a constant)."""
+    meta, prog = stored
+    text = _program_text(prog)
+    try:
+        back = _program_from_text(text)
+    except (ValueError, TypeError, RuntimeError):
+        return
+    if back.args != prog.args or any(a != b for a, b in zip(back.pairs, prog.pairs)) or any(
+            a != b for a, b in zip(back.outputs, prog.outputs)):
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({**meta, "program": text}))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _form_source(nh: MaggiSystem) -> tuple:
+    """``(meta, program)``: the generated source (right-hand side and read-outs) and the field's program."""
     chart, m, n = nh.chart, nh.m, nh.n
     q = [s.name for s in chart.coordinates]
     u = [s.name for s in chart.velocities]
@@ -63,7 +175,7 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     time = [nh.time.name] if nh.time is not None else []
     # the right-hand side: one generated function (C where a compiler works, else Python) that evaluates
     # the program and solves g v̇ = F inside (anholo.algebra.codegen); the parameters are runtime arguments
-    groups = groups_rhs = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
+    groups = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
                            ("p", [se.Symbol(x) for x in params])]
     c_src = c_text(prog, groups, (n, m)) if find_compiler() is not None else ""
     py_src = python_source(prog, groups, (n, m))
@@ -107,11 +219,6 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
         rate = [f.diff(t_sym[0]) for f in hol] if t_sym else [se.Integer(0)] * len(hol)
         src += _function("holonomic_rate", Program.from_expressions((), rate), groups, vector=True)
     src.append(f"_n_holonomic = {len(hol)}")
-    vals = {str(k): float(x) for k, x in (values or {}).items() if str(k) in params}
-    source = "\n".join(src) + "\n"
-    # the program itself, for the compiled loop of many runs (anholo.numerics.batch_loop), in this process
-    hol_program = Program.from_expressions(tuple(Q), hol) if hol else None
-    register_program(source, prog, groups_rhs, (n, m), hol_program, n)
-    return {"kind": "nonholonomic", "source": source, "parameters": tuple(params), "values": vals,
-            "state_names": tuple(state), "coordinate_names": tuple(q),
-            "multiplier_names": tuple(f"lambda{a + 1}" for a in range(n - m)), "n_inputs": 0}
+    meta = {"source": "\n".join(src) + "\n", "parameters": list(params), "state_names": list(state),
+            "coordinate_names": list(q), "multiplier_names": [f"lambda{a + 1}" for a in range(n - m)]}
+    return meta, prog
