@@ -70,6 +70,7 @@ LANES = 4
 
 _C_PRELUDE = """#include <math.h>
 static inline double _sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }
+static inline double _heaviside(double x, double h) { return x > 0.0 ? 1.0 : x < 0.0 ? 0.0 : x == 0.0 ? h : NAN; }
 /* A x = b (A row-major k x k, overwritten) by elimination with partial pivoting; 1 (x = nan) if singular. */
 static int _elim(int k, double *A, double *b, double *x) {
     for (int j = 0; j < k; ++j) {
@@ -103,7 +104,8 @@ static inline _vd _bc(double x) { _vd r; for (int i = 0; i < %(w)d; ++i) r[i] = 
 _LANE1(sin, sin) _LANE1(cos, cos) _LANE1(tan, tan) _LANE1(asin, asin) _LANE1(acos, acos) _LANE1(atan, atan)
 _LANE1(sinh, sinh) _LANE1(cosh, cosh) _LANE1(tanh, tanh) _LANE1(asinh, asinh) _LANE1(acosh, acosh)
 _LANE1(atanh, atanh) _LANE1(exp, exp) _LANE1(log, log) _LANE1(sqrt, sqrt) _LANE1(fabs, fabs) _LANE1(sign, _sign)
-_LANE2(atan2, atan2) _LANE2(pow, pow)
+_LANE2(atan2, atan2) _LANE2(pow, pow) _LANE2(fmax, fmax) _LANE2(fmin, fmin) _LANE1(floor, floor) _LANE1(ceil, ceil)
+_LANE2(heaviside, _heaviside)
 """
 
 
@@ -760,7 +762,8 @@ def _restore(backend: str, size: int, source: str, n_state: int, n_params: int) 
 # --- expressions to a numerical function (every numerical use outside the integrators' programs) ----------
 #: Functions the generated code knows (symengine's lower-case names); anything else raises at generation.
 _KNOWN = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-          "exp", "log", "sqrt", "abs", "sign", "sec", "csc", "cot", "derivative", "subs", "piecewise", "strictlessthan",
+          "exp", "log", "sqrt", "abs", "sign", "sec", "csc", "cot", "max", "min", "floor", "ceiling", "derivative", "subs",
+          "piecewise", "strictlessthan",
           "lessthan", "equality", "unequality", "and", "or", "not", "booleantrue", "booleanfalse"}
 
 
@@ -796,10 +799,11 @@ def _check_functions(exprs: list) -> None:
         seen.add(e)
         if not isinstance(e, (se.Add, se.Mul, se.Pow)) and e.is_Function:
             name = type(e).__name__.lower()
-            if name not in _KNOWN:
+            if name not in _KNOWN and not (name == "pyfunction" and e.get_name() == "Heaviside"):
                 label = e.get_name() if hasattr(e, "get_name") else type(e).__name__
                 raise SimulationError(f"the expression holds the function {label}, which the code generator cannot "
-                                      "evaluate (known: elementary functions, Abs, sign, Piecewise); give it a closed form "
+                                      "evaluate (known: elementary functions, Abs, sign, Max, Min, floor, ceiling, Heaviside, "
+                                      "Piecewise); give it a closed form "
                                       "(undefined functions: anholo.algebra.numeric.concrete_functions).")
         stack.extend(e.args)
 

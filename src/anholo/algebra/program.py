@@ -233,15 +233,21 @@ _RECIPROCAL = {"sec": "cos", "csc": "sin", "cot": "tan"}
 
 #: The names generated code with ``module=""`` uses (``math`` functions).
 MATH_NAMESPACE = {name: getattr(math, name) for name in _MATH}
-MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e, nan=math.nan)
+MATH_NAMESPACE.update(sign=lambda x: math.copysign(1.0, x) if x else 0.0, Abs=abs, pi=math.pi, E=math.e, nan=math.nan,
+                      floor=math.floor, ceiling=math.ceil,
+                      Heaviside=lambda x, h: 1.0 if x > 0 else 0.0 if x < 0 else h if x == 0 else math.nan)
 
 
 _C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
             "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh",
             "acosh": "acosh", "atanh": "atanh", "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs",
-            "sign": "_sign", "pow": "pow"}
+            "sign": "_sign", "pow": "pow", "max": "fmax", "min": "fmin", "floor": "floor", "ceiling": "ceil",
+            "heaviside": "_heaviside"}
 _NUMPY_NAMES = {"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-                "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}
+                "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "max": "maximum", "min": "minimum",
+                "ceiling": "ceil", "heaviside": "heaviside"}
+#: sympy functions that symengine keeps as ``PyFunction`` and the generated code evaluates (by their names).
+_PY_FUNCTIONS = {"Heaviside": "heaviside"}
 
 
 def c_float(x: float) -> str:
@@ -277,9 +283,14 @@ class ExpressionPrinter:
         return repr(float(x)) if self.language == "python" else c_float(x)
 
     def function(self, name: str, args: Sequence) -> str:
-        """``name(args)`` for a lower-case symengine function name (``sin``, ``atan2``, ``abs``, ``sign``, …)."""
+        """``name(args)`` for a lower-case symengine function name (``sin``, ``atan2``, ``abs``, ``sign``, …);
+        ``max`` and ``min`` of several arguments as nested binary ones (numpy's ``maximum``, C's ``fmax``)."""
+        if name in ("max", "min") and len(args) > 2 and (self.language != "python" or self.module):
+            inner = (se.Max if name == "max" else se.Min)(*args[:-1])
+            return self.function(name, [inner, args[-1]])
         if self.language == "python":
-            fname = _NUMPY_NAMES.get(name, name) if self.module else {"abs": "Abs"}.get(name, name)
+            fname = _NUMPY_NAMES.get(name, name) if self.module else {"abs": "Abs", "heaviside": "Heaviside"}.get(
+                name, name)
             return f"{self.module}{fname}(" + ", ".join(self(a) for a in args) + ")"
         if name not in _C_FUNCS:
             from ..errors import SimulationError
@@ -371,6 +382,15 @@ class ExpressionPrinter:
         name = type(e).__name__.lower()
         if name == "piecewise":
             return self.piecewise(e.args)
+        if name == "pyfunction":  # a sympy function symengine keeps as it is (Heaviside)
+            label = e.get_name()
+            if label not in _PY_FUNCTIONS:
+                from ..errors import SimulationError
+
+                raise SimulationError(f"the function {label} has no numerical translation (known besides the "
+                                      "elementary functions: Abs, sign, Max, Min, floor, ceiling, Heaviside, "
+                                      "Piecewise); rewrite it with those.")
+            return self.function(_PY_FUNCTIONS[label], e.args)
         if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
             return f"(1.0/{self.function(_RECIPROCAL[name], e.args)})"
         if e == se.pi:
