@@ -252,6 +252,10 @@ def find_compiler() -> str | None:
     return None
 
 
+#: The files of the code cache this module writes (the compiled libraries), as glob patterns.
+CACHE_FILES = ("anholo_*.so",)
+
+
 def cache_directory(required: bool = True) -> Path | None:
     """The code cache: ``$ANHOLO_CACHE``, else ``~/.cache/anholo/codegen``, else a temporary directory — the
     first that is writable; without one, SimulationError (``required``) or None."""

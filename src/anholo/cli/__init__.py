@@ -24,6 +24,7 @@ from .common import (  # noqa: F401
     _VALUE_OPTIONS, _assignments, _budget, _join_negative_values, _numbers, _numeric_parameters, _one_line,
     _parse_assignment, _run_setup, _started, _within_budget,
 )
+from .cache import _add_cache_parser, _cmd_cache  # noqa: F401
 from .linearize import _add_linearize_parser, _cmd_linearize  # noqa: F401
 from .simulate import _add_simulate_parser, _cmd_simulate  # noqa: F401
 from .sweep import _add_sweep_parser, _cmd_sweep  # noqa: F401
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate_parser(sub)
     _add_sweep_parser(sub)
     _add_linearize_parser(sub)
+    _add_cache_parser(sub)
     return parser
 
 
@@ -220,6 +222,8 @@ def main(argv=None, out=None) -> int:
                         return _cmd_sweep(args, out)
                     if args.command == "linearize":
                         return _cmd_linearize(args, out)
+                    if args.command == "cache":
+                        return _cmd_cache(args, out)
                     return _cmd_analyze(args, out)
             finally:
                 for w in caught:

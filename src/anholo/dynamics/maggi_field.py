@@ -372,6 +372,10 @@ def input_digest(ms, multipliers: bool) -> str:
     return h.hexdigest()
 
 
+#: The files of the code cache this module writes (the formed programs), as glob patterns.
+CACHE_FILES = ("maggi-field-*.json",)
+
+
 def _store_dir():
     from ..algebra.codegen import cache_directory
 

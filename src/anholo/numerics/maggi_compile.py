@@ -27,7 +27,10 @@ from ..dynamics.maggi import MaggiSystem
 from ..errors import SimulationError
 from .batch_loop import register_program
 
-__all__ = ["maggi_source"]
+__all__ = ["maggi_source", "CACHE_FILES"]
+
+#: The files of the code cache this module writes (the generated sources of large systems), as glob patterns.
+CACHE_FILES = ("maggi-source-*.json",)
 
 
 def _function(fname: str, program: Program, groups, *, vector: bool) -> list:
