@@ -207,7 +207,7 @@ def test_each_search_has_its_own_budget(monkeypatch):
     CPU time than that (the report used to give it only what the Chaplygin block left: 0 s)."""
     import time
 
-    import anholo.io.report as report_module
+    import anholo.analysis.consistency as report_module  # the report imports it when the block is computed
     from anholo.analysis.summaries import CONSISTENCY_SEARCH_BUDGET, ChaplyginSummary
 
     original, seen = ChaplyginSummary.of, []

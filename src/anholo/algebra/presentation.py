@@ -269,7 +269,8 @@ class Shared:
         self.prefix = prefix
         self.per_expression = per_expression
         self.total = total
-        self.smallest = smallest  # arguments of at most this many nodes are never named
+        self.smallest = smallest  # arguments of at most this many nodes are never named (but wide roots)
+        self.root_nodes = 20
         self.names: dict = {}
         self.definitions: list = []  # (Symbol, expression over earlier names), in order
         self._shown = 0
@@ -305,6 +306,7 @@ class Shared:
             return None
 
     def _cut(self, expr, limit):
+        expr = self._name_roots(expr, limit)
         total = self.size(expr)
         if total <= limit or not expr.args:
             return expr
@@ -317,6 +319,29 @@ class Shared:
             new[i] = self._name(args[i], limit)
             total -= sizes[i] - 1
         return expr.func(*new)
+
+    def _name_roots(self, expr, limit):
+        """``expr`` with its proper subexpressions that are roots or reciprocals of sums (:meth:`_unbreakable`)
+        replaced by names: one name each, however often it occurs."""
+        found, seen, stack = [], set(), list(expr.args)
+        while stack:
+            e = stack.pop()
+            if e in seen or not e.args:
+                continue
+            seen.add(e)
+            if self._unbreakable(e):
+                found.append(e)
+            else:
+                stack.extend(e.args)
+        if not found:
+            return expr
+        return expr.xreplace({e: self._name(e, limit) for e in found})
+
+    def _unbreakable(self, e) -> bool:
+        """``(a + b + …)^p`` with ``p`` not a positive integer and more than :attr:`root_nodes` nodes: typeset as
+        a root or the denominator of a fraction, which LaTeX (and breqn) cannot break over lines."""
+        return (isinstance(e, sp.Pow) and isinstance(e.base, sp.Add) and not (e.exp.is_Integer and e.exp > 0)
+                and self.size(e) > self.root_nodes)
 
     def _name(self, sub, limit):
         if sub in self.names:
