@@ -275,6 +275,21 @@ def cache_directory(required: bool = True) -> Path | None:
 
 
 
+def store_json(path: Path, data) -> None:
+    """Write ``data`` as JSON to ``path`` in the code cache atomically (a temporary file, then a rename: a
+    concurrent reader sees the old file or the new one, never a part); a failure leaves no file."""
+    import json
+
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
 
 _LIBRARIES: dict = {}  # digest -> ctypes.CDLL (per process)
 

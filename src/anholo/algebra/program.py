@@ -155,6 +155,28 @@ class Program:
     def size(self) -> int:
         return len(self.pairs)
 
+    def to_text(self) -> dict | None:
+        """``{"args", "pairs", "outputs"}`` as strings (JSON-ready), or None where the text does not give the
+        program back exactly (:meth:`from_text`): a floating constant keeps 15 digits in its text, and a name
+        such as ``I`` or ``E`` reads back as a constant."""
+        data = {"args": [str(a) for a in self.args], "pairs": [[str(a), str(b)] for a, b in self.pairs],
+                "outputs": [str(o) for o in self.outputs]}
+        try:
+            back = Program.from_text(data)
+        except (ValueError, TypeError, RuntimeError, NonFiniteExpressionError):
+            return None
+        if back.args != tuple(self.args) or any(a != b for a, b in zip(back.pairs, self.pairs)) or any(
+                a != b for a, b in zip(back.outputs, self.outputs)):
+            return None
+        return data
+
+    @classmethod
+    def from_text(cls, data: Mapping) -> "Program":
+        """The program of :meth:`to_text`'s dictionary."""
+        return cls(tuple(se.Symbol(a) for a in data["args"]),
+                   tuple((se.Symbol(a), se.sympify(b)) for a, b in data["pairs"]),
+                   tuple(se.sympify(o) for o in data["outputs"]))
+
     def pruned(self) -> "Program":
         """The same outputs with only the definitions they need."""
         needed = {s for o in self.outputs for s in o.free_symbols}

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -391,42 +390,21 @@ def stored_field_program(ms, multipliers: bool = False) -> Program | None:
     construction, and the order of a floating sum is its rounding).  A program whose text does not give it
     back exactly (a floating constant, whose text keeps 15 digits; a name such as ``I`` or ``E``, which the
     parser reads as a constant), or without a writable cache, is formed each time."""
+    from ..algebra.codegen import store_json
+
     directory = _store_dir()
     path = directory / f"maggi-field-{input_digest(ms, multipliers)}.json" if directory is not None else None
-    args = ms.program_args()
+    names = [str(a) for a in ms.program_args()]
     if path is not None and path.is_file():
         try:
-            loaded = _from_text(args, json.loads(path.read_text()))
-            if loaded is not None:
-                return loaded
+            data = json.loads(path.read_text())
+            if data["args"] == names:
+                return Program.from_text(data)
         except (OSError, ValueError, KeyError, TypeError, RuntimeError, NonFiniteExpressionError):
             pass  # formed again below
     prog = field_program(ms, multipliers)
-    if prog is None or path is None:
-        return prog
-    data = {"args": [str(a) for a in prog.args], "pairs": [[str(a), str(b)] for a, b in prog.pairs],
-            "outputs": [str(o) for o in prog.outputs]}
-    try:
-        back = _from_text(args, data)
-    except (ValueError, TypeError, RuntimeError, NonFiniteExpressionError):
-        back = None
-    if back is None or any(a != b for (_, a), (_, b) in zip(prog.pairs, back.pairs)) or any(
-            a != b for a, b in zip(prog.outputs, back.outputs)):
-        return prog  # the text does not give the program back (a float's 15 digits; a name such as I or E)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-    return back
-
-
-def _from_text(args, data) -> Program | None:
-    if data["args"] != [str(a) for a in args]:
-        return None
-    return Program(tuple(args), tuple((se.Symbol(a), se.sympify(b)) for a, b in data["pairs"]),
-                   tuple(se.sympify(o) for o in data["outputs"]))
+    data = prog.to_text() if prog is not None and path is not None else None
+    if data is None:
+        return prog  # no cache, or the text does not give the program back (a float's 15 digits; I or E)
+    store_json(path, data)
+    return Program.from_text(data)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Mapping
 
@@ -97,7 +96,8 @@ def _source_key(nh: MaggiSystem) -> str:
     for module in (__name__, "anholo.algebra.codegen", "anholo.numerics.compile"):
         h.update(Path(importlib.import_module(module).__file__).read_bytes())
     chart = nh.chart
-    texts = [str(find_compiler()), *(str(to_engine(e)) for e in (nh.lagrangian, *nh.holonomic, *nh.constraints)), *(s.name for s in chart.coordinates),
+    written = (nh.lagrangian, *nh.holonomic, *nh.constraints)
+    texts = [str(find_compiler()), *(str(to_engine(e)) for e in written), *(s.name for s in chart.coordinates),
              *(s.name for s in chart.velocities), *(s.name for s in chart.parameters),
              *(s.name for s in nh.free_velocities), *(c.name for c in nh.free_coordinates),
              *(c.name for c in nh.dependent_coordinates), str(nh.time)]
@@ -112,17 +112,6 @@ def _source_path(nh: MaggiSystem) -> Path | None:
     return directory / f"maggi-source-{_source_key(nh)}.json" if directory is not None else None
 
 
-def _program_text(prog: Program) -> dict:
-    return {"args": [str(a) for a in prog.args], "pairs": [[str(a), str(b)] for a, b in prog.pairs],
-            "outputs": [str(o) for o in prog.outputs]}
-
-
-def _program_from_text(data: dict) -> Program:
-    return Program(tuple(se.Symbol(a) for a in data["args"]),
-                   tuple((se.Symbol(a), se.sympify(b)) for a, b in data["pairs"]),
-                   tuple(se.sympify(o) for o in data["outputs"]))
-
-
 def _read_source(path: Path, nh: MaggiSystem):
     """``(meta, program)`` read from the cache, or None (absent, unreadable, or not this system's)."""
     if not path.is_file():
@@ -131,7 +120,7 @@ def _read_source(path: Path, nh: MaggiSystem):
         data = json.loads(path.read_text())
         meta = {key: data[key] for key in ("source", "parameters", "state_names", "coordinate_names",
                                            "multiplier_names")}
-        prog = _program_from_text(data["program"])
+        prog = Program.from_text(data["program"])
     except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return None
     if len(meta["state_names"]) != nh.n + nh.m or not isinstance(meta["source"], str):
@@ -140,26 +129,14 @@ def _read_source(path: Path, nh: MaggiSystem):
 
 
 def _write_source(path: Path, stored) -> None:
-    """Store ``(meta, program)`` unless the program's text does not give it back exactly (a floating
-    constant keeps 15 digits in its text; a name such as ``I`` or ``E`` reads back as a constant)."""
+    """Store ``(meta, program)`` unless the program's text does not give it back exactly
+    (:meth:`~anholo.algebra.program.Program.to_text`)."""
+    from ..algebra.codegen import store_json
+
     meta, prog = stored
-    text = _program_text(prog)
-    try:
-        back = _program_from_text(text)
-    except (ValueError, TypeError, RuntimeError):
-        return
-    if back.args != prog.args or any(a != b for a, b in zip(back.pairs, prog.pairs)) or any(
-            a != b for a, b in zip(back.outputs, prog.outputs)):
-        return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps({**meta, "program": text}))
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+    text = prog.to_text()
+    if text is not None:
+        store_json(path, {**meta, "program": text})
 
 
 def _form_source(nh: MaggiSystem) -> tuple:
