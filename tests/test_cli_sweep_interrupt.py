@@ -153,3 +153,35 @@ def test_resume_refuses_the_rows_of_a_run_with_other_settings(tmp_path, capsys):
     assert out.read_text() == rows  # the earlier table untouched
     assert cli.main(base + ["--qdot0=0,1", "--resume"]) == 0
     assert out.read_text() == rows
+
+
+def test_a_stopped_worker_ends_without_a_traceback():
+    """The parent stops its workers with SIGTERM; a worker must not run the SIGTERM handler it inherited from
+    the command line (which raises KeyboardInterrupt: an idle worker, waiting for a task, prints a traceback
+    of its own).  Busy and idle workers, five times each."""
+    code = r'''
+import signal, sys, time
+from concurrent.futures import ProcessPoolExecutor, wait
+from anholo.numerics.batch import _init_worker, _stop
+
+def busy(seconds):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        sum(range(1000))
+
+def terminate(signum, frame):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGTERM, terminate)
+for k in range(10):
+    pool = ProcessPoolExecutor(max_workers=2, initializer=_init_worker, initargs=(None,))
+    futures = [pool.submit(busy, 30 if k % 2 else 0.01) for i in range(2)]
+    if k % 2 == 0:
+        wait(futures)  # the workers are idle, waiting for the next task
+    time.sleep(0.3)
+    _stop(pool)
+print("stopped")
+'''
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "stopped", out.stderr
+    assert "Traceback" not in out.stderr, out.stderr

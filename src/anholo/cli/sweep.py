@@ -145,7 +145,11 @@ def _sweep(args, out) -> int:
         if writer is not None:
             writer.add(csv_cells(row))
 
+    main_process = os.getpid()
+
     def terminate(signum, frame):  # SIGTERM: stop like Ctrl-C (the workers are stopped, finished rows kept)
+        if os.getpid() != main_process:  # a worker forked before it reset the handler: end quietly
+            os._exit(128 + signum)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, terminate) if hasattr(signal, "SIGTERM") else None

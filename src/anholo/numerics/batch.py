@@ -57,8 +57,12 @@ def _init_worker(shared) -> None:
     global _WORKER_SHARED
     _WORKER_SHARED = shared
     # Ctrl-C reaches the whole process group: the parent stops the workers (and keeps the finished runs);
-    # a worker must not die on its own with a traceback of its own.
+    # a worker must not die on its own with a traceback of its own.  The parent stops a worker with SIGTERM:
+    # its default action (a handler inherited from the parent, e.g. the command line's, would raise in the
+    # worker and print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _run_chunk(fn, chunk, t_span, options):
