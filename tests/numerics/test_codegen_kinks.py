@@ -111,3 +111,15 @@ def test_a_function_without_translation_is_named(backend):
         generate(prog, [("y", [se.Symbol("x")])], backend=backend)(0.0, [0.5], [])
     with pytest.raises(SimulationError, match="DiracDelta"):
         expression_function([x], sp.DiracDelta(x) + x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_elementary_function_outside_the_table_is_named_at_generation(backend):
+    """symengine's ``erf`` is a function class of its own, not a PyFunction: the Python code used to print it
+    as a name the generated code does not have (a NameError when called); every language now checks the one
+    table of translations before generating."""
+    prog = Program.from_expressions([se.Symbol("x")], [se.erf(se.Symbol("x")) + se.Symbol("x")])
+    with pytest.raises(SimulationError, match="erf"):
+        generate(prog, [("y", [se.Symbol("x")])], backend=backend)
+    with pytest.raises(SimulationError, match="erf"):
+        expression_function([x], sp.erf(x))

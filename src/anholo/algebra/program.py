@@ -270,6 +270,33 @@ _NUMPY_NAMES = {"abs": "absolute", "atan2": "arctan2", "asin": "arcsin", "acos":
                 "ceiling": "ceil", "heaviside": "heaviside"}
 #: sympy functions that symengine keeps as ``PyFunction`` and the generated code evaluates (by their names).
 _PY_FUNCTIONS = {"Heaviside": "heaviside"}
+#: Every function node the printer translates (symengine's lower-case class names): the functions above, the
+#: reciprocals, Piecewise with its conditions, and the unevaluated derivatives of ``|f|`` and ``sign f``.
+_TRANSLATED = (frozenset(_C_FUNCS) - {"pow"}) | frozenset(_RECIPROCAL) | {
+    "piecewise", "derivative", "subs", "strictlessthan", "lessthan", "equality", "unequality", "and", "or", "not",
+    "booleantrue", "booleanfalse"}
+_KNOWN_TEXT = "elementary functions, Abs, sign, Max, Min, floor, ceiling, Heaviside, Piecewise"
+
+
+def untranslated(e) -> str | None:
+    """The name of the function at the node ``e`` if the generated code has no translation for it (e.g. an
+    undefined function ``f(x)``, ``gamma``, ``DiracDelta``), else None — the one list every generator checks."""
+    if isinstance(e, (se.Add, se.Mul, se.Pow, se.Symbol)) or e.is_Number or not e.is_Function:
+        return None
+    name = type(e).__name__.lower()
+    if name == "pyfunction":
+        return None if e.get_name() in _PY_FUNCTIONS else e.get_name()
+    if name in _TRANSLATED:
+        return None
+    return e.get_name() if hasattr(e, "get_name") else type(e).__name__
+
+
+def _no_translation(label: str):
+    from ..errors import SimulationError
+
+    return SimulationError(f"the function {label} has no numerical translation (known: {_KNOWN_TEXT}); rewrite it "
+                           "with those, or give it a closed form (undefined functions: "
+                           "anholo.algebra.numeric.concrete_functions).")
 
 
 def c_float(x: float) -> str:
@@ -310,15 +337,12 @@ class ExpressionPrinter:
         if name in ("max", "min") and len(args) > 2 and (self.language != "python" or self.module):
             inner = (se.Max if name == "max" else se.Min)(*args[:-1])
             return self.function(name, [inner, args[-1]])
+        if name not in _C_FUNCS:  # the one table of every language (never a name the generated code lacks)
+            raise _no_translation(name)
         if self.language == "python":
             fname = _NUMPY_NAMES.get(name, name) if self.module else {"abs": "Abs", "heaviside": "Heaviside"}.get(
                 name, name)
             return f"{self.module}{fname}(" + ", ".join(self(a) for a in args) + ")"
-        if name not in _C_FUNCS:
-            from ..errors import SimulationError
-
-            raise SimulationError(f"the function {name} has no C translation; simulate with ANHOLO_CODEGEN=python "
-                                  "or rewrite it with elementary functions.")
         if self.language == "c":
             return f"{_C_FUNCS[name]}(" + ", ".join(self(a) for a in args) + ")"
         return f"_v_{_C_FUNCS[name].lstrip('_')}(" + ", ".join(
@@ -405,14 +429,10 @@ class ExpressionPrinter:
         if name == "piecewise":
             return self.piecewise(e.args)
         if name == "pyfunction":  # a sympy function symengine keeps as it is (Heaviside)
-            label = e.get_name()
-            if label not in _PY_FUNCTIONS:
-                from ..errors import SimulationError
-
-                raise SimulationError(f"the function {label} has no numerical translation (known besides the "
-                                      "elementary functions: Abs, sign, Max, Min, floor, ceiling, Heaviside, "
-                                      "Piecewise); rewrite it with those.")
-            return self.function(_PY_FUNCTIONS[label], e.args)
+            label = untranslated(e)
+            if label is not None:
+                raise _no_translation(label)
+            return self.function(_PY_FUNCTIONS[e.get_name()], e.args)
         if name in _RECIPROCAL:  # sec, csc, cot: reciprocals of cos, sin, tan (neither math nor numpy has them)
             return f"(1.0/{self.function(_RECIPROCAL[name], e.args)})"
         if e == se.pi:
