@@ -10,12 +10,15 @@ atol 1e-12):
   the same motion in Maggi's equations with dependent φ̇ from the start (a chart regular along the whole
   motion).  The one-off cost of building and compiling the second chart is reported apart (it is paid
   once per process: the atlas keeps its charts);
-* the catalogue (every example with a nonholonomic or Euler–Lagrange field, except the bicycles, the
-  time-dependent, controlled and holonomically constrained ones, which take other paths): the
-  same motion (coordinates 0.35, 0.45, …; free velocities 0.9…0.3, over [0, T]) three ways:
-  ``plain`` (no atlas: the step loop alone), ``monitored`` (with the atlas: the monitors after every
-  step, no change of chart on these regular motions — checked) and ``forced`` (the change of chart
-  forced at the first step: Maggi's equations with the pivoted dependent velocities for the rest);
+* the catalogue (every example with a nonholonomic or Euler–Lagrange field, the controlled one with the
+  input ``0.2 sin t``; except the bicycles, and the ones with time-dependent or holonomic constraints,
+  which are integrated in natural velocities or kept by projection and have no frame to degenerate): the
+  same motion (coordinates 0.35, 0.45, …; free velocities 0.9…0.3, over [0, T]) four ways:
+  ``frame`` (no atlas: the step loop alone), ``monitor`` (with the atlas: the monitors every 16 steps, no
+  change of chart on these regular motions — checked), ``changed`` (the change of chart forced at the
+  first look: Maggi's equations with the pivoted dependent velocities for the rest; the new chart built
+  once before the timed runs) and ``regular`` (the same motion in that Maggi chart from the start, the
+  regular chart of the issue's target "no more than 2× the cost of the same motion in a regular chart");
 * a holonomic motion through the pole of its chart: the spherical pendulum in (θ, φ) from θ = 0.5,
   θ̇ = −1 and small φ̇ (it passes within about φ̇·sin²(0.5)/… of the pole θ = 0), integrated in an atlas of
   two charts (:mod:`anholo.numerics.coordinate_charts`; the second chart has its pole on the x-axis)
@@ -98,29 +101,42 @@ def catalogue_rows(t_end: float, repeats: int) -> list:
             continue
         try:
             system = System.load(name)
-            if system.time is not None or system.inputs or getattr(system, "holonomic", ()):
-                continue
+            if system.is_time_dependent or getattr(system, "holonomic", ()):
+                continue  # Chetaev's field in natural velocities, or holonomic constraints kept by projection
             field = "nonholonomic" if system.has_constraints else "euler-lagrange"
             compiled = compile_system(from_system(system, field))
             q0, u0 = initial_data(compiled, name)
+            inputs = {u: "0.2*sin(t)" for u in compiled.control_names} or None
             atlas = ChartAtlas(system)
-            plain, ref = median_time(lambda: simulate(compiled, t_end, q0, u0), repeats)
-            monitored, mon = median_time(lambda: simulate(compiled, t_end, q0, u0, atlas=atlas), repeats)
+
+            def run(**kw):
+                return simulate(compiled, t_end, q0, u0, inputs=inputs, **kw)
+
+            plain, ref = median_time(run, repeats)
+            monitored, mon = median_time(lambda: run(atlas=atlas), repeats)
             saved = sw.FRAME_SWITCH, sw.START_FACTOR, sw.BETTER
             sw.FRAME_SWITCH = sw.START_FACTOR = sw.BETTER = 0.0  # change chart at the first look
             try:
-                forced, frc = median_time(lambda: simulate(compiled, t_end, q0, u0, atlas=atlas), repeats)
+                run(atlas=atlas)  # the second chart built and compiled once (paid once per process)
+                forced, frc = median_time(lambda: run(atlas=atlas), repeats)
             finally:
                 sw.FRAME_SWITCH, sw.START_FACTOR, sw.BETTER = saved
+            # the same motion in the chart the forced run changed to, from the start: a regular chart
+            dep = tuple(x.strip() for x in frc.segments[-1]["chart"].split("dependent")[-1].split(",")) \
+                if frc.segments and "dependent" in frc.segments[-1]["chart"] else ()
+            target = atlas.chart(dep).compiled
+            regular, reg = median_time(lambda: simulate(target, t_end, q0, u0, inputs=inputs), repeats)
         except NonlinearConstraintError:
             continue  # no Lagrange-d'Alembert field (Chetaev's, in natural velocities already)
         except Exception as exc:  # report and go on: a benchmark row, not a test
             rows.append({"system": name, "error": f"{type(exc).__name__}: {exc}"[:200]})
             continue
-        rows.append({"system": name, "field": field, "plain_s": plain, "monitored_s": monitored,
-                     "forced_s": forced, "monitor_ratio": monitored / plain, "forced_ratio": forced / plain,
-                     "switched_in_monitored": bool(mon.notes), "forced_chart": frc.segments[-1]["chart"]
-                     if frc.segments else "frame",
+        rows.append({"system": name, "field": field, "inputs": bool(inputs), "plain_s": plain,
+                     "monitored_s": monitored, "forced_s": forced, "regular_s": regular,
+                     "monitor_ratio": monitored / plain, "forced_ratio": forced / regular,
+                     "forced_vs_frame": forced / plain, "nfev_plain": ref.nfev, "nfev_forced": frc.nfev,
+                     "nfev_regular": reg.nfev, "switched_in_monitored": bool(mon.notes),
+                     "forced_chart": frc.segments[-1]["chart"] if frc.segments else "frame",
                      "forced_gap": float(np.max(np.abs(frc.q[:, -1] - ref.q[:, -1])))})
     return rows
 
@@ -189,20 +205,23 @@ def main(argv=None) -> int:
               f"{r['nfev_ratio']:6.2f} {r['atlas_s'] * 1e3:9.1f} {r['regular_s'] * 1e3:8.1f} "
               f"{r['position_error']:9.1e}  {r['one_chart']}")
     rows = catalogue_rows(t_end, repeats)
-    print(f"\n{'system':32s} {'plain ms':>9s} {'monitored':>9s} {'forced':>9s} {'mon/pl':>7s} {'frc/pl':>7s}  "
-          "forced chart")
+    print(f"\n{'system':26s} {'frame ms':>8s} {'monitor':>8s} {'changed':>8s} {'regular':>8s} {'mon/fr':>6s} "
+          f"{'chg/reg':>7s} {'chg/fr':>6s} {'evals chg/reg':>13s}  chart changed to")
     for r in rows:
         if "error" in r:
-            print(f"{r['system']:32s} error: {r['error']}")
+            print(f"{r['system']:26s} error: {r['error']}")
             continue
-        print(f"{r['system']:32s} {r['plain_s'] * 1e3:9.1f} {r['monitored_s'] * 1e3:9.1f} {r['forced_s'] * 1e3:9.1f} "
-              f"{r['monitor_ratio']:7.2f} {r['forced_ratio']:7.2f}  {r['forced_chart']}"
+        print(f"{r['system']:26s} {r['plain_s'] * 1e3:8.1f} {r['monitored_s'] * 1e3:8.1f} {r['forced_s'] * 1e3:8.1f} "
+              f"{r['regular_s'] * 1e3:8.1f} {r['monitor_ratio']:6.2f} {r['forced_ratio']:7.2f} "
+              f"{r['forced_vs_frame']:6.2f} {r['nfev_forced']:6d}/{r['nfev_regular']:<6d}  "
+              f"{r['forced_chart'].replace('Maggi' + chr(39) + 's equations, ', '')}"
               + ("  (SWITCHED in monitored run!)" if r["switched_in_monitored"] else ""))
     ok = [r for r in rows if "error" not in r]
     summary = {"median_monitor_ratio": statistics.median(r["monitor_ratio"] for r in ok),
                "max_monitor_ratio": max(r["monitor_ratio"] for r in ok),
-               "median_forced_ratio": statistics.median(r["forced_ratio"] for r in ok),
-               "max_forced_ratio": max(r["forced_ratio"] for r in ok)}
+               "median_changed_vs_regular": statistics.median(r["forced_ratio"] for r in ok),
+               "max_changed_vs_regular": max(r["forced_ratio"] for r in ok),
+               "median_changed_vs_frame": statistics.median(r["forced_vs_frame"] for r in ok)}
     print("\n" + ", ".join(f"{k} {v:.2f}" for k, v in summary.items()))
     out = HERE / "results" / "frame_singularity.json"
     out.write_text(json.dumps({"T": t_end, "repeats": repeats, "veselova": ves, "catalogue": rows,

@@ -291,3 +291,41 @@ def test_rigid_body_near_gimbal_lock_changes_chart_and_keeps_the_motion():
 
     assert gap([1.0, 2.0, 3.0]) < 1e-6
     assert gap([1.0, 2.0, 3.05]) > 1e-3  # the oracle can tell
+
+
+# --- a singular choice of dependent velocities (a Voronets frame with a pole on the motion) ---------------
+def _coordinate_reference(system, q0, qdot0, times):
+    """The catalogue system's coordinate multiplier equations (tests/oracles.py), its [values] substituted,
+    integrated by solve_ivp: independent of anholo's charts."""
+    from oracles import multiplier_ode
+
+    sub = {s: system.values[s] for s in system.chart.parameters if s in system.values}
+    L = system.lagrangian.natural_expr().subs(sub)
+    cons = [sp.sympify(c).subs(sub) for c in system.constraints]
+    f = multiplier_ode(L, system.chart.coordinates, system.chart.velocities, cons)
+    sol = solve_ivp(f, (times[0], times[-1]), [*q0, *qdot0], t_eval=times, rtol=1e-12, atol=1e-13, method="DOP853")
+    return sol.y[:len(q0)]
+
+
+@pytest.mark.parametrize("name, dependent, q0, qdot0, t_end", [
+    # ẋ = cot θ ẏ: the frame ∂_θ, cot θ ∂_x + ∂_y has a pole at θ = π, crossed at t ≈ 8.6
+    ("knife_edge", ["x"], [0.35, 0.45, 0.55], [0.9 * math.cos(0.55), 0.9 * math.sin(0.55), 0.3], 12.0),
+    # ẋ and φ̇ solved from the rolling constraints: a pole where the disk heads along the y axis
+    ("vertical_rolling_disk", ["x", "phi"], [0.35, 0.45, 0.55, 0.65], None, 12.0),
+])
+def test_a_singular_choice_of_dependent_velocities_is_left_in_time(name, dependent, q0, qdot0, t_end):
+    """The user's dependent velocities have a pole on the motion: the run changes chart before it and
+    agrees with the coordinate multiplier equations (before this, the knife edge ground through the pole
+    with an error of 1e-2 and the disk stopped with a division by zero)."""
+    system = System.load(name)
+    compiled = compile_system(from_system(system, "nonholonomic", dependent=dependent))
+    if qdot0 is None:  # free velocities (θ̇, φ̇... in the chart's order) 0.9, 0.3 on C
+        s = np.concatenate([q0, np.linspace(0.9, 0.3, compiled.dim - len(q0))])
+        qdot0 = list(compiled.natural_velocities(s[:, None], compiled.parameter_vector())[:, 0])
+    times = np.linspace(0.0, t_end, 61)
+    run = simulate(compiled, (0.0, t_end), q0, qdot0, t_eval=times, atlas=ChartAtlas(system))
+    assert run.notes and "changed chart" in run.notes[0]
+    ref = _coordinate_reference(system, q0, qdot0, times)
+    assert np.abs(run.q - ref).max() < 1e-6
+    without = simulate(compile_system(from_system(system, "nonholonomic")), (0.0, t_end), q0, qdot0, t_eval=times)
+    assert np.abs(without.q - ref).max() < 1e-6  # the oracle agrees with the catalogue's regular frame too

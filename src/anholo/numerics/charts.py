@@ -8,10 +8,12 @@ the body angular velocities, Veselov & Veselova (1986): the frame solved for ``�
 ``cos θ`` degenerates at ``θ = π/2`` although D is regular there), and then ``v^α`` blows up and the
 integrator grinds.  Two numbers tell how good a chart is at a point:
 
-* the *frame condition* ``κ_X(q) = σ_max / σ_min`` of the m × n matrix of the rows ``X_α(q)``, each
-  scaled to unit length (a row multiplied by a function, such as ``cos θ · X``, does not count; two rows
-  that turn parallel do) — read from the compiled map ``v ↦ q̇`` at ``v = 0, e_1, …, e_m``, one
-  vectorised call;
+* the *frame condition* ``κ_X(q)``: the larger of ``σ_max / σ_min`` of the m × n matrix of the rows
+  ``X_α(q)`` as they are and with each row scaled to unit length — two rows that turn parallel count,
+  and so does a row whose length runs away from the others' (``X = cot θ ∂_x + ∂_y, ∂_θ`` of the knife
+  edge solved for ``ẋ``: the quasi-velocity ``v = ẏ`` goes to 0 at θ = π while ``ẋ`` does not, and a
+  step of ``v`` costs ``1/sin θ`` in ``x``) — read from the compiled map ``v ↦ q̇`` at
+  ``v = 0, e_1, …, e_m``, one vectorised call;
 * in a chart of Maggi's equations (dependent velocities ``q̇^P``, free ``v^α = q̇^{f_α}``,
   :mod:`anholo.dynamics.maggi`), the *pivot condition* ``‖κ(q)‖ / σ_min(κ_P(q))`` of the block of
   the constraint matrix ``κ(q)`` that is solved for ``q̇^P``, and the *mass condition* ``cond(g(q, v))``
@@ -40,13 +42,19 @@ from scipy.linalg import qr
 from ..algebra.program import Program
 from ..errors import AnholoError, SimulationError
 
-__all__ = ["ChartAtlas", "frame_condition", "FRAME_SWITCH", "PIVOT_SWITCH", "SINGULAR_MASS"]
+__all__ = ["ChartAtlas", "frame_condition", "FRAME_SWITCH", "PIVOT_SWITCH", "PIVOT_BETTER", "SINGULAR_MASS"]
 
 #: The frame condition above which the frame chart is left (also: 5 × its value at the start, if larger;
 #: and only for a chart whose frame and pivot conditions are 10 × smaller: anholo.numerics.switching).
 FRAME_SWITCH = 10.0
-#: The pivot condition above which the dependent velocities are chosen again (if the best is 10 × better).
-PIVOT_SWITCH = 10.0
+#: The pivot condition above which the dependent velocities are chosen again (if the best is PIVOT_BETTER ×
+#: better).  Low, because the charts of Maggi's equations are anholo's own and a change costs a restart of the
+#: solver, while steps near a pole of the pivot cost more all the way: the knife edge turning through several
+#: half-turns (every choice of one dependent velocity is singular twice per turn) costs 2.8× the evaluations of
+#: its regular frame at 10 / 10, 2.2× at 4 / 4 (benchmarks/bench_frame_singularity.py).
+PIVOT_SWITCH = 4.0
+#: A change of dependent velocities is made only for a choice whose pivot condition is this many times smaller.
+PIVOT_BETTER = 4.0
 #: Up to this many choices of dependent velocities the best pivot is found among all of them (else: QR).
 EXHAUSTIVE = 64
 #: The condition of the mass block ``g`` (in the best chart) above which the motion is called singular.
@@ -76,7 +84,7 @@ def velocity_block(compiled) -> tuple:
 
 def frame_condition(compiled, y, p, t: float = 0.0) -> float:
     """The frame condition ``κ_X`` of the chart of ``compiled`` at the state ``y`` (module docstring): the
-    condition number of the rows ``X_α = ∂q̇/∂v^α`` scaled to unit length."""
+    larger condition number of the rows ``X_α = ∂q̇/∂v^α`` as they are and scaled to unit length."""
     start, m = velocity_block(compiled)
     if m == 0:
         return 1.0
@@ -88,7 +96,7 @@ def frame_condition(compiled, y, p, t: float = 0.0) -> float:
     norms = np.linalg.norm(X, axis=1)
     if not np.all(np.isfinite(norms)) or np.any(norms == 0):
         return float("inf")
-    return _condition(X / norms[:, None])
+    return max(_condition(X / norms[:, None]), _condition(X))
 
 
 @dataclass
@@ -128,9 +136,7 @@ class ChartAtlas:
     def __post_init__(self):
         sysm = self.system
         self.k = len(sysm.constraints) if sysm.has_constraints else 0
-        if getattr(sysm, "inputs", ()):
-            self.unavailable = ("the system has control inputs, which Maggi's route does not simulate")
-        elif sysm.has_constraints and getattr(sysm, "is_time_dependent", False):
+        if sysm.has_constraints and getattr(sysm, "is_time_dependent", False):
             self.unavailable = "the constraints depend on time"
         else:
             self.unavailable = ""
@@ -240,7 +246,8 @@ class ChartAtlas:
         if chart.m == 0:
             return 1.0
         names = chart.compiled.state_names
-        env = {**params, **dict(zip(names, (float(x) for x in y))), "t": float(t)}
+        env = {**dict.fromkeys(chart.compiled.control_names, 0.0),  # g does not depend on the inputs
+               **params, **dict(zip(names, (float(x) for x in y))), "t": float(t)}
         try:
             with np.errstate(all="ignore"):
                 g = np.array([complex(x).real for x in chart.mass(*[env[a] for a in chart.args])])

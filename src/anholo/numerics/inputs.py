@@ -124,19 +124,22 @@ class ControlInputs:
             object.__setattr__(self, "_fn", (prog.compile(), names))
         return self._fn
 
-    def functions(self, compiled, p) -> dict:
+    def functions(self, compiled, p, chart_p=None) -> dict:
         """name → callable ``u(t, state)`` for one run of ``compiled`` (a field of this system) with the parameter
-        vector ``p`` (:func:`~anholo.numerics.integrate.simulate`'s ``inputs``)."""
+        vector ``p`` (:func:`~anholo.numerics.integrate.simulate`'s ``inputs``).  ``chart_p``: the parameter
+        vector of ``compiled`` when it is another chart of the system than the one ``p`` is ordered for (a
+        change of chart, :mod:`anholo.numerics.switching`): the state is read in ``compiled``'s chart."""
         out = dict(self.callables)
         if not self.expressions:
             return out
         f, names = self._evaluator()
         n = len(self.coordinates)
         p = tuple(float(x) for x in p)
+        cp = p if chart_p is None else tuple(float(x) for x in chart_p)
         if self.uses_velocities():
-            def values(t, y, f=f, p=p, n=n, c=compiled):
+            def values(t, y, f=f, p=p, n=n, c=compiled, cp=cp):
                 y = np.asarray(y, float)
-                qd = c.natural_velocities(y.reshape(-1, 1), p, t)[:, 0]
+                qd = c.natural_velocities(y.reshape(-1, 1), cp, t)[:, 0]
                 return f(t, *y[:n], *qd, *p)
         else:
             def values(t, y, f=f, p=p, n=n):

@@ -337,12 +337,16 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         raise SimulationError("vectorized=True is not supported by the compiled right-hand side; leave it off.")
     p = compiled.parameter_vector(parameters)
     pdict = dict(zip(compiled.parameters, p))
+    written = None  # the inputs as written, when no Python callable reads the chart's state: a change of chart
     if inputs is not None:  # inputs written as expressions (as ``--input NAME=EXPR``): callables for this run
         from .inputs import ControlInputs, control_inputs
 
         if isinstance(inputs, ControlInputs) or any(isinstance(v, str) or hasattr(v, "free_symbols")
                                                     for v in dict(inputs).values()):
-            inputs = control_inputs(compiled, inputs).functions(compiled, p)
+            written = control_inputs(compiled, inputs)
+            inputs = written.functions(compiled, p)
+        elif not any(callable(v) for v in dict(inputs).values()):
+            written = control_inputs(compiled, inputs)  # numbers
     if np.ndim(t_span) == 0:
         t_span = (0.0, float(t_span))
     t0, t1 = (float(x) for x in t_span)
@@ -384,7 +388,7 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
 
     out = integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, method=method, rtol=rtol, atol=atol,
                            t_eval=t_eval, events=events, dense_output=dense_output, options=options,
-                           atlas=atlas, inputs=inputs, deadline=deadline, project=projector,
+                           atlas=atlas, inputs=inputs, written_inputs=written, deadline=deadline, project=projector,
                            progress=_Reporter(t0, t1, stream, label) if progress else None)
     wall = time.perf_counter() - start
     if events is None:
@@ -452,7 +456,8 @@ def _switched(compiled, out, p, pdict, inputs, method, wall, dense_output) -> Tr
         T, Y = seg.arrays(c.dim)
         with np.errstate(all="ignore"):
             U = c.natural_velocities(Y, pc, T) if T.size else np.zeros((c.n, 0))
-            M = c.multipliers(Y, pc, T, inputs) if T.size else np.zeros((len(c.multiplier_names), 0))
+            chart_inputs = inputs if seg.chart.inputs is None else seg.chart.inputs
+            M = c.multipliers(Y, pc, T, chart_inputs) if T.size else np.zeros((len(c.multiplier_names), 0))
         Ts.append(T), Qs.append(Y[:c.n]), Us.append(U), Ms.append(M)
         parts.append({"chart": seg.chart.label, "t0": seg.chart.t0, "t1": seg.t_end})
         if dense_output:

@@ -56,10 +56,6 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     digest of everything it is generated from (:func:`_source_key`): a second process reads it back with the
     field's program (milliseconds) instead of forming the program and the read-outs again (about half a
     second for the Whipple bicycle)."""
-    if nh.inputs:
-        raise SimulationError(
-            f"simulating Maggi's route with control inputs ({', '.join(w.name for w in nh.inputs)}) is not "
-            "implemented; simulate the exact route: System.load(FILE).nonholonomic(route='exact').")
     path = _source_path(nh)
     stored = _read_source(path, nh) if path is not None else None
     if stored is None:
@@ -67,11 +63,11 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
         if path is not None:
             _write_source(path, stored)
     meta, prog = stored
-    params = meta["parameters"]
+    params, controls = meta["parameters"], meta.get("control_names", [])
     n, m = nh.n, nh.m
     time = [nh.time.name] if nh.time is not None else []
     groups_rhs = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in meta["state_names"]]),
-                  ("p", [se.Symbol(x) for x in params])]
+                  ("p", [se.Symbol(x) for x in params + controls])]
     # the program itself, for the compiled loop of many runs (anholo.numerics.batch_loop), in this process
     hol = [to_engine(f) for f in nh.holonomic]
     hol_program = Program.from_expressions(tuple(se.Symbol(x) for x in meta["coordinate_names"]), hol) if hol else None
@@ -79,7 +75,7 @@ def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
     vals = {str(k): float(x) for k, x in (values or {}).items() if str(k) in params}
     return {"kind": "nonholonomic", "source": meta["source"], "parameters": tuple(params), "values": vals,
             "state_names": tuple(meta["state_names"]), "coordinate_names": tuple(meta["coordinate_names"]),
-            "multiplier_names": tuple(meta["multiplier_names"]), "n_inputs": 0}
+            "multiplier_names": tuple(meta["multiplier_names"]), "n_inputs": 0, "control_names": tuple(controls)}
 
 
 def _source_key(nh: MaggiSystem) -> str:
@@ -119,7 +115,7 @@ def _read_source(path: Path, nh: MaggiSystem):
     try:
         data = json.loads(path.read_text())
         meta = {key: data[key] for key in ("source", "parameters", "state_names", "coordinate_names",
-                                           "multiplier_names")}
+                                           "multiplier_names", "control_names")}
         prog = Program.from_text(data["program"])
     except (OSError, ValueError, KeyError, TypeError, RuntimeError):
         return None
@@ -146,7 +142,9 @@ def _form_source(nh: MaggiSystem) -> tuple:
     u = [s.name for s in chart.velocities]
     v = [s.name for s in nh.free_velocities]
     prog = nh.program(multipliers=False)
-    params = [str(a) for a in prog.args[n + m:] if str(a) not in ("t",) and (nh.time is None or str(a) != nh.time.name)]
+    controls = [w.name for w in nh.inputs]
+    params = [str(a) for a in prog.args[n + m:] if str(a) not in ("t", *controls)
+              and (nh.time is None or str(a) != nh.time.name)]
     # parameters that only the read-outs use (e.g. the rod's length in a holonomic constraint whose derivative
     # does not involve it): runtime arguments too
     used = {str(x) for e in [nh.lagrangian, *nh.holonomic, *nh.constraints] for x in to_engine(e).free_symbols}
@@ -155,13 +153,17 @@ def _form_source(nh: MaggiSystem) -> tuple:
     time = [nh.time.name] if nh.time is not None else []
     # the right-hand side: one generated function (C where a compiler works, else Python) that evaluates
     # the program and solves g v̇ = F inside (anholo.algebra.codegen); the parameters are runtime arguments
+    # control inputs are trailing run-time arguments of the same vector (their values change from call to call)
     groups = [("t", [se.Symbol(x) for x in time]), ("y", [se.Symbol(x) for x in state]),
-                           ("p", [se.Symbol(x) for x in params])]
+              ("p", [se.Symbol(x) for x in params + controls])]
     c_src = c_text(prog, groups, (n, m)) if find_compiler() is not None else ""
     py_src = python_source(prog, groups, (n, m))
-    src = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}",
-           "def make_rhs(p):",
-           f"    return _generated(_RHS_C, _RHS_PY, {n + m}, {n + m}, {len(params)}).bind(p)"]
+    src = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}", "def make_rhs(p):",
+           f"    f = _generated(_RHS_C, _RHS_PY, {n + m}, {n + m}, {len(params) + len(controls)})"]
+    if controls:  # rhs(t, y, w): the inputs' values w after the parameters
+        src += ["    p = list(p)", "    return lambda t, y, w: f(t, y, p + [float(x) for x in w])"]
+    else:
+        src += ["    return f.bind(p)"]
     # read-outs, elementwise on arrays
     pairs, res = nh.shared()
     readout = Program((), tuple(pairs), tuple(res["lambda_v"]))
@@ -180,8 +182,9 @@ def _form_source(nh: MaggiSystem) -> tuple:
     Q = [se.Symbol(x) for x in q]
     t_sym = [se.Symbol(time[0])] if time else []
     groups_state = [("t", time), ("y", state), ("p", params)]
+    groups_readout = [("t", time), ("y", state)] + ([("w", controls)] if controls else []) + [("p", params)]
     src += _function("natural_velocities", Program((), base_pairs, tuple(qdot)), groups_state, vector=True)
-    src += _function("multipliers", readout, groups_state, vector=True)
+    src += _function("multipliers", readout, groups_readout, vector=True)
     src += ["def initial_state(q, u, lam, p):",
             f"    return ({''.join(f'q[{i}], ' for i in range(n))}"
             f"{''.join(f'u[{q.index(c.name)}], ' for c in nh.free_coordinates)})"]
@@ -200,5 +203,6 @@ def _form_source(nh: MaggiSystem) -> tuple:
         src += _function("holonomic_rate", Program.from_expressions((), rate), groups, vector=True)
     src.append(f"_n_holonomic = {len(hol)}")
     meta = {"source": "\n".join(src) + "\n", "parameters": list(params), "state_names": list(state),
-            "coordinate_names": list(q), "multiplier_names": [f"lambda{a + 1}" for a in range(n - m)]}
+            "coordinate_names": list(q), "multiplier_names": [f"lambda{a + 1}" for a in range(n - m)],
+            "control_names": controls}
     return meta, prog

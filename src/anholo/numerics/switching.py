@@ -12,7 +12,7 @@ and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
    Veselova system the evaluations per unit time triple between ``κ_X = 3`` and ``κ_X = 12``.)  On C both charts describe the same motion, so
    nothing is lost but rounding.
 2. In a chart of Maggi's equations, the pivot condition ``‖κ‖ / σ_min(κ_P(q))``: above ``PIVOT_SWITCH`` (and
-   ``BETTER`` times the best's) the dependent velocities are chosen again, the same way; and the mass
+   ``PIVOT_BETTER`` times the best's) the dependent velocities are chosen again, the same way; and the mass
    condition ``cond g``: above ``SINGULAR_MASS`` (or when the steps collapse in the best chart) the
    motion itself is singular, and the run stops with :class:`~anholo.errors.IntegrationError`: t, the
    state, and why.
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import IntegrationError, SimulationError
-from .charts import FRAME_SWITCH, PIVOT_SWITCH, SINGULAR_MASS, frame_condition
+from .charts import FRAME_SWITCH, PIVOT_BETTER, PIVOT_SWITCH, SINGULAR_MASS, frame_condition
 from .stepping import Stop, Switch, append_last as _append_last, run_steps
 
 __all__ = ["integrate_charts", "START_FACTOR"]
@@ -57,6 +57,7 @@ class _Chart:
     maggi: object = None
     first: bool = False
     threshold: float = FRAME_SWITCH
+    inputs: dict = None  # the inputs' callables reading this chart's state (None: those of the run)
 
 
 def _state_text(names, y) -> str:
@@ -76,7 +77,7 @@ def _params(compiled, p) -> dict:
 
 
 def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol, t_eval, events, dense_output,
-                     options, atlas, inputs, progress, deadline=None, project=None) -> dict:
+                     options, atlas, inputs, progress, deadline=None, project=None, written_inputs=None) -> dict:
     """Integrate from ``y0`` (the state of ``compiled``) over ``[t0, t1]``, changing chart when the monitors
     say so (module docstring).  Returns ``{"segments", "t_events", "y_events", "nfev", "message", "notes"}``.
 
@@ -88,8 +89,9 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
     params = {**pdict}
     if project is not None:
         atlas = None
-    if atlas is not None and inputs and getattr(compiled, "control_names", ()):
-        atlas = None  # Maggi's route does not simulate control inputs: watch, but do not switch
+    if atlas is not None and inputs and getattr(compiled, "control_names", ()) and (
+            written_inputs is None or written_inputs.callables):
+        atlas = None  # a Python callable reads the state of the first chart: watch, but do not switch
     if atlas is not None and compiled.kind != ("nonholonomic" if atlas.k else "euler-lagrange"):
         atlas = None  # the atlas's charts are of another field (vakonomic, Chetaev, or constraints ignored)
     first_maggi = atlas.adopted(compiled) if atlas is not None else None
@@ -107,16 +109,24 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         return (f"at t = {t:.10g}, q = {_state_text(names, q)}, q_dot = "
                 f"{_state_text([n + '_dot' for n in names], u)}")
 
-    watch = {"since": CHECK_EVERY, "h": float("inf")}
+    watch = {"since": CHECK_EVERY, "h": float("inf"), "every": CHECK_EVERY}
 
     def due(h, stalled, finite) -> bool:
-        """Look at the chart every CHECK_EVERY steps, and at once when the step shrank to half the step of
-        the last look (a singularity ahead makes the steps shrink), the steps stalled or the state broke."""
+        """Look at the chart every ``watch["every"]`` steps (CHECK_EVERY while it is well conditioned, more
+        often as its condition nears the threshold: :func:`pace`), and at once when the step shrank to half
+        the step of the last look (a singularity ahead makes the steps shrink), the steps stalled or the state
+        broke."""
         watch["since"] += 1
-        if watch["since"] >= CHECK_EVERY or h < 0.5 * watch["h"] or stalled or not finite:
+        if watch["since"] >= watch["every"] or h < 0.5 * watch["h"] or stalled or not finite:
             watch["since"], watch["h"] = 0, h
             return True
         return False
+
+    def pace(cond, threshold) -> None:
+        """Look every step once the condition is past a fifth of its threshold, every 4 steps past a
+        twentieth: a chart's condition can grow from a few to hundreds within CHECK_EVERY smooth steps (the
+        knife edge solved for ẋ near θ = π), and every step taken near the pole of a chart costs."""
+        watch["every"] = 1 if cond > 0.2 * threshold else (4 if cond > 0.05 * threshold else CHECK_EVERY)
 
     def monitor(ch, t, y, h, stalled, solver):
         finite = bool(np.all(np.isfinite(y)))
@@ -136,6 +146,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             if not finite:
                 raise Switch(last["t"], last["y"], "the state of the frame chart became non-finite")
             cond = frame_condition(ch.compiled, y, ch.p, t)
+            pace(cond, ch.threshold)
             if stalled:
                 raise Switch(t, np.array(y), f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
             if cond > ch.threshold:
@@ -150,9 +161,10 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             raise Stop(f"the state is no longer finite after {describe(ch, last['t'], last['y'])}")
         q = np.asarray(y[:ch.compiled.n], float)
         piv = atlas.pivot_condition(ch.maggi.dependent, q, params, t)
+        pace(piv, PIVOT_SWITCH)
         if piv > PIVOT_SWITCH or stalled:
             best = atlas.best(q, params, t)
-            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * BETTER < piv:
+            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * PIVOT_BETTER < piv:
                 raise Switch(t, np.array(y), f"pivot condition {piv:.3g}")
         mass = atlas.mass_condition(ch.maggi, y, params, t)
         if mass > SINGULAR_MASS or stalled:
@@ -181,6 +193,16 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             return None
         return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
 
+    def _other_chart(ch, t, y) -> bool:
+        """Whether the best chart at the state ``y`` of ``ch`` is another one than ``ch``."""
+        if ch.maggi is None:
+            return True
+        q, _ = _natural(ch, t, y)
+        try:
+            return atlas.best(q, params, t) != ch.maggi.dependent
+        except (SimulationError, ValueError, np.linalg.LinAlgError):
+            return False
+
     segments, notes = [], []
     t_events = [[] for _ in (events if isinstance(events, (list, tuple)) else ([events] if events else []))]
     y_events = [[] for _ in t_events]
@@ -195,6 +217,12 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         seg = res["segment"]
         seg.t_end = res["t"]
         nfev += seg.nfev
+        if (res["status"] == "stopped" and atlas is not None and not isinstance(res["error"], Stop)
+                and last["t"] != chart.t0 and _other_chart(chart, last["t"], last["y"])):
+            # the right-hand side cannot be evaluated beyond the last good state (a pole of this chart's
+            # frame or pivot that a step landed on): go on from that state in the best chart there
+            res = dict(res, status="switch", switch=Switch(last["t"], np.array(last["y"]),
+                                                           f"the field could not be evaluated: {res['error']}"))
         for i, (te, ye) in enumerate(zip(res["t_events"], res["y_events"])):
             t_events[i] += te
             y_events[i] += ye
@@ -211,7 +239,9 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 pc = new.compiled.parameter_vector({k: v for k, v in params.items() if k in new.compiled.parameters})
                 with np.errstate(all="ignore"):
                     y_new = new.compiled.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=sw.t)
-                    rhs_new = new.compiled.rhs(pc)
+                    new_inputs = (written_inputs.functions(new.compiled, p, pc)
+                                  if written_inputs is not None and new.compiled.control_names else None)
+                    rhs_new = new.compiled.rhs(pc, new_inputs)
             except SimulationError as exc:
                 _close(progress)
                 raise IntegrationError(f"the integration stopped {describe(chart, sw.t, sw.y)}: {sw.reason} and "
@@ -222,10 +252,10 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                                        "the state is not finite in the best chart.")
             label = _maggi_label(new)
             notes.append(f"changed chart at t = {sw.t:.10g} ({sw.reason}): {chart.label} -> {label}")
-            chart = _Chart(new.compiled, tuple(pc), rhs_new, sw.t, label, maggi=new)
+            chart = _Chart(new.compiled, tuple(pc), rhs_new, sw.t, label, maggi=new, inputs=new_inputs)
             t_start, y_start = sw.t, y_new
             last["t"], last["y"] = sw.t, y_new
-            watch["since"], watch["h"] = CHECK_EVERY, float("inf")
+            watch["since"], watch["h"], watch["every"] = CHECK_EVERY, float("inf"), CHECK_EVERY
             continue
         if status == "failed":
             error = (f"the integration stopped: {res['message']} {describe(chart, res['t'], res['y'])}; the frame, "
