@@ -55,7 +55,7 @@ from scipy.linalg.lapack import dgesv as _dgesv
 
 from ..algebra.engine import engine_diff, se, to_engine
 from ..errors import IntegrationError
-from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march
+from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march, new_arrays
 
 __all__ = ["LieGroupScheme", "se2_factor", "lie_group_scheme", "integrate_lie_hamel"]
 
@@ -81,7 +81,7 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
 
     qs = system.chart.coordinates
     n = len(qs)
-    if n < 3 or tuple(system.holonomic) or not tuple(system.constraints):
+    if n < 3 or tuple(system.holonomic) or not tuple(system.constraints) or tuple(getattr(system, "inputs", ())):
         return None
     if getattr(system, "forces", None) is not None and any(sp.sympify(f) != 0 for f in system.forces.total):
         return None
@@ -90,6 +90,8 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
                              or any(sp.sympify(c).has(tsym) for c in system.constraints)):
         return None
     mech = mech if mech is not None else discrete_mechanics(system)
+    if mech.chetaev:  # constraints not affine in the velocities: no distribution to be invariant
+        return None
     k = mech.k
     try:
         p = np.asarray(mech.parameter_vector(), dtype=float)
@@ -217,10 +219,11 @@ def lie_group_scheme(system, mech=None):
 
 
 def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, nsteps: int, q0, qdot0,
-                        progress=None) -> tuple:
+                        progress=None, watch=None, arrays=None) -> tuple:
     """The grid, positions ``q_k``, momenta ``p_k``, difference velocities ``(q_{k+1} − q_k)/h``, the number of
     evaluations of the Cayley discrete Hamel scheme (module docstring), and None or the exception that ended
-    the run early (:func:`~anholo.numerics.variational.march`)."""
+    the run early (:func:`~anholo.numerics.variational.march`; ``watch``, ``arrays``: as there).  Systems with
+    forces (and so with inputs) are not taken (:func:`se2_factor`)."""
     from .discrete_hamel import adapted_basis
 
     n = mech.n
@@ -266,10 +269,8 @@ def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, ns
                                    f"iterations; take a smaller --step (now {h:g}).")
         return args[n:2 * n].copy(), p1
 
-    Qs = np.empty((nsteps + 1, n))
-    Ps = np.empty_like(Qs)
-    V = np.empty((nsteps, n))
+    Qs, Ps, V = arrays if arrays is not None else new_arrays(n, nsteps)
     Qs[0] = q0
     Ps[0] = mech.terms(buf.at(q0, qdot0, t0))[0]
-    done, stop = march(step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress)
+    done, stop = march(step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress, watch)
     return t0 + h * np.arange(done + 1), Qs[:done + 1], Ps[:done + 1], V[:done], count[0] + 1, stop
