@@ -288,3 +288,46 @@ def test_chaplygin_ball_gets_the_cayley_scheme_on_its_se2_factor():
     ball = System.load("chaplygin_ball")
     names = [c.name for c in ball.chart.coordinates]
     assert [names[i] for i in se2_factor(ball)] == ["x", "y", "phi"]
+
+
+PARALLEL_ON_A_CIRCLE = """
+name = "Parallel velocities, the first particle on the unit circle"
+coordinates = ["x1", "y1", "x2", "y2"]
+parameters = ["k"]
+lagrangian = "(x1_dot^2 + y1_dot^2 + x2_dot^2 + y2_dot^2)/2 - k*((x1 - x2)^2 + (y1 - y2)^2)/2"
+constraints = ["x1_dot*y2_dot - y1_dot*x2_dot"]
+holonomic = ["x1^2 + y1^2 - 1"]
+[values]
+k = 1
+"""
+
+
+def test_nonlinear_with_a_holonomic_constraint_order_two(tmp_path):
+    """Parallel velocities (Chetaev) and ``x1² + y1² = 1`` (position-level, multiplier on ∇f): against
+    ``q̈ = F + λJ + μ∇f`` by hand, ``J = (ẏ2, −ẋ2, −ẏ1, ẋ1)``, ``∇f = (2x1, 2y1, 0, 0)``, with λ, μ from
+    ``J·q̈ = 0`` (φ is bilinear in the velocities, free of q) and ``2|ṗ1|² + ∇f·q̈ = 0``."""
+    path = tmp_path / "parallel_circle.toml"
+    path.write_text(PARALLEL_ON_A_CIRCLE)
+    mech = discrete_mechanics(System.load(str(path)))
+    assert mech.chetaev and (mech.k, mech.r) == (1, 1)
+
+    def rhs(t, s):
+        x1, y1, x2, y2, a, b, c, d = s
+        F = np.array([-(x1 - x2), -(y1 - y2), x1 - x2, y1 - y2])
+        J = np.array([d, -c, -b, a])
+        N = np.array([2 * x1, 2 * y1, 0.0, 0.0])
+        lam, mu = np.linalg.solve([[J @ J, J @ N], [N @ J, N @ N]], [-J @ F, -2 * (a * a + b * b) - N @ F])
+        return np.concatenate([[a, b, c, d], F + lam * J + mu * N])
+
+    q0, qd0 = [1.0, 0.0, -0.5, 0.3], [0.0, 0.5, 0.0, 1.0]
+    times = np.linspace(0, 2, 5)
+    ref = solve_ivp(rhs, (0, 2), q0 + qd0, method="DOP853", rtol=1e-13, atol=1e-14, t_eval=times).y
+    errors = []
+    for h in (0.02, 0.01):
+        tr = simulate(mech, (0, 2), q0, qd0, method="variational", step=h, t_eval=times)
+        errors.append(max(np.abs(tr.q - ref[:4]).max(), np.abs(tr.qdot - ref[4:]).max()))
+    assert abs(math.log2(errors[0] / errors[1]) - 2) < 0.1 and errors[1] < 1e-3, errors
+    grid = simulate(mech, (0, 2), q0, qd0, method="variational", step=0.01)
+    assert np.abs(grid.holonomic_residuals()).max() < 1e-12
+    v = np.diff(grid.q, axis=1) / 0.01
+    assert np.abs(v[0] * v[3] - v[1] * v[2]).max() < 1e-10  # the discrete constraint φ(v_k) = 0
