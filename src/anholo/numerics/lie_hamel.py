@@ -6,8 +6,9 @@ with left-invariant frames Kobilarov, Marsden & Sukhatme (2010) take ``g_{k+1} =
 exponential or the Cayley map, ``ξ_k ∈ 𝔤`` the discrete body velocity, and impose the constraint on ``ξ_k``
 in the Lie algebra.  This module implements that scheme for systems whose configuration is ``SE(2) × S``
 (a planar position and heading ``(x, y, θ)`` and shape coordinates ``r``) with a Lagrangian and linear
-constraints invariant under the left action of SE(2) — the Chaplygin sleigh, the knife edge, the vertical
-rolling disk, the rolling disk, the two-wheeled carriage.  The SE(2) factor is found by checking the
+constraints invariant under the left action of SE(2) — the Chaplygin sleigh, the vertical rolling disk,
+the rolling disk, the two-wheeled carriage, the rattleback (contact point and yaw) and the Chaplygin ball
+(contact point and the Euler angle φ about the vertical).  The SE(2) factor is found by checking the
 invariance numerically (:func:`se2_factor`).
 
 Scheme, at the fixed step h, with ``Ω(w) = [[0, −w], [w, 0]]``:
@@ -39,9 +40,10 @@ body velocity has no lateral component moves along a discrete curve of SE(2) wit
 scheme is SE(2)-equivariant; and it is a different scheme from the midpoint discrete Lagrange–d'Alembert
 scheme (:mod:`anholo.numerics.variational`), whose discrete constraint ``κ(q̄)(q_{k+1} − q_k)/h = 0`` is not
 the one in the Lie algebra: the two discrete motions differ by ``O(h²)`` over a fixed time (tested).
-Systems on other groups (SO(3), SE(3): the rattleback's orientation, the Chaplygin ball) are integrated
-with the midpoint difference map of :mod:`anholo.numerics.discrete_hamel` on their coordinates; the
-SO(3) Cayley map is not implemented.
+The SO(3) Cayley map on a full orientation is not implemented: systems whose orientation is in SO(3) (the
+rattleback, the Chaplygin ball) get the Cayley map on their SE(2) factor, their other Euler angles moving by
+differences as shape coordinates; systems without an SE(2) factor (or with forces, inputs, holonomic or
+affine constraints) are integrated with the midpoint form of :mod:`anholo.numerics.discrete_hamel`.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
     ``mech`` (:func:`~anholo.numerics.variational.discrete_mechanics`, built if not given):
     ``∂L/∂x = ∂L/∂y = 0``, the complete lift of the rotation ``−y∂_x + x∂_y + ∂_θ − ẏ∂_ẋ + ẋ∂_ẏ``
     annihilates L, the constraint forms do not depend on x, y, and the body-frame constraint matrix
-    ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with forces, holonomic or affine
-    constraints, explicit time dependence or no constraints are not taken."""
+    ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with forces or inputs, holonomic,
+    affine or nonlinear constraints, explicit time dependence or no constraints are not taken."""
     from .variational import discrete_mechanics
 
     qs = system.chart.coordinates

@@ -31,8 +31,19 @@ systems energy is not conserved exactly, and its error stays bounded on the reve
 (McLachlan & Perlmutter 2006) — Modin & Verdier (2020) show that reversibility, not the discrete
 principle, is the mechanism, and that it may fail without it.
 
+Constraints not affine in the velocities, ``φ(q, q̇, t) = 0`` (Chetaev's rule, the constraint forces
+``λ_a ∂φ_a/∂q̇``; :attr:`DiscreteMechanics.chetaev`): the discrete constraint and the discrete Chetaev
+force are both taken at the midpoint, the force shared between the two ends of the step like ``f^±``::
+
+    φ(q̄_k, v_k, t̄_k) = 0,   P − (h/2) G + ½ J_kᵀλ_k + ∇f(q_k)ᵀμ_k = p_k,   p_{k+1} = P + (h/2) G − ½ J_kᵀλ_k
+
+with ``J_k = ∂φ/∂q̇(q̄_k, v_k, t̄_k)`` — a symmetric generalisation of the midpoint scheme (not one from the
+literature), used for all the written constraints once one is not affine; measured order 2
+(docs/integrators.rst).  Control inputs enter ``F`` with their values at the midpoint of the step
+(:class:`DLAStepper`'s ``inputs``).
+
 Output: the velocity at a grid point ``q_k`` is the constraint-consistent discrete Legendre transform:
-``u`` with ``∂L/∂q̇(q_k, u) − p_k ∈ span(κ(q_k)ᵀ, ∇f(q_k)ᵀ)`` and ``φ(q_k, u) = 0``, ``ḟ(q_k, u) = 0``
+``u`` with ``∂L/∂q̇(q_k, u) − p_k ∈ span(∂φ/∂q̇(q_k, u)ᵀ, ∇f(q_k)ᵀ)`` and ``φ(q_k, u) = 0``, ``ḟ(q_k, u) = 0``
 (independent of which of the two discrete momenta at ``q_k`` is used, since they differ by
 ``κ(q_k)ᵀλ_k``).  Output times between grid points are interpolated by the cubic Hermite polynomial
 of ``(q_k, u_k)`` and ``(q_{k+1}, u_{k+1})``; the interpolated velocity is then projected onto the
@@ -52,8 +63,7 @@ from scipy.linalg.lapack import dgesv as _dgesv
 
 from ..algebra.codegen import expression_function
 from ..algebra.engine import engine_diff, se, to_engine
-from ..errors import (InitialStateError, IntegrationError, MissingParameterError, NonlinearConstraintError,
-                      SimulationError)
+from ..errors import InitialStateError, IntegrationError, MissingParameterError, SimulationError
 
 __all__ = ["DiscreteMechanics", "discrete_mechanics", "DLAStepper", "integrate_dla", "march", "new_arrays"]
 
@@ -89,6 +99,11 @@ class DiscreteMechanics:
         Indices of the dependent coordinates of the adapted frame ``X_α = ∂_{f_α} + C^P_α ∂_P`` (the
         frame of Maggi's route, :class:`~anholo.dynamics.maggi.MaggiSystem`; used by the discrete Hamel
         scheme).
+    chetaev : bool
+        True if a constraint is not affine in the velocities: the midpoint Chetaev form of the scheme (module
+        docstring) is used, and the discrete Hamel scheme refuses the system.
+    inputs : tuple of str
+        The control inputs, whose values follow the parameters in the arguments of the compiled step.
     group : LieGroupScheme or None
         The compiled Cayley discrete Hamel scheme of an SE(2) factor (:mod:`anholo.numerics.lie_hamel`) when
         attached (``dataclasses.replace(mech, group=lie_group_scheme(system))``); ``method="hamel"`` then
@@ -199,9 +214,7 @@ def discrete_mechanics(system) -> DiscreteMechanics:
     Raises
     ------
     SimulationError
-        For a system with control inputs (not supported by these schemes; use DOP853).
-    NonlinearConstraintError
-        If a constraint is not affine in the velocities.
+        If the Lagrangian or a constraint depends on a control input (inputs enter the forces only).
     """
     chart = system.chart
     qs, us, ps = chart.coordinates, chart.velocities, chart.parameters
