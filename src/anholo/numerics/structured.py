@@ -10,8 +10,8 @@ Newton iteration evaluates them at its iterate; their derivatives are left out o
 input that depends on the state makes the iteration converge linearly, at the rate ``O(h)``).  Events
 ``g(t, (q, q̇))`` are evaluated at every grid point with the constraint-consistent velocity there; a sign
 change in the event's direction is located by Brent's method on the cubic Hermite interpolant of the step
-(the output's), whose error is ``O(h⁴)`` — below the scheme's ``O(h²)``, so the event time converges at
-order 2.
+(the output's), whose interpolation error, ``O(h⁴)``, is below the scheme's ``O(h²)``: the event time
+converges at order 2 (docs/integrators.rst).
 """
 
 from __future__ import annotations
