@@ -204,8 +204,8 @@ def test_errors_are_specific(sleigh):
         simulate(System.load("chaplygin_sleigh").nonholonomic().field(), 1.0, q0, qd0, step=0.1)
     with pytest.raises(SimulationError, match="System"):
         simulate(System.load("chaplygin_sleigh").nonholonomic().field(), 1.0, q0, qd0, method="hamel", step=0.1)
-    with pytest.raises(SimulationError, match="events"):
-        simulate(sleigh, 1.0, q0, qd0, method="variational", step=0.1, events=lambda t, y: y[0])
+    with pytest.raises(SimulationError, match="dense_output"):
+        simulate(sleigh, 1.0, q0, qd0, method="variational", step=0.1, dense_output=True)
 
 
 def test_cli_keeps_the_csv_contract(capsys, tmp_path):

@@ -71,30 +71,11 @@ def _add_simulate_parser(sub) -> None:
                      help="time the derivation and integration may take (default %g s)" % _SIMULATE_BUDGET)
 
 
-def _input_functions(assignments, compiled) -> dict:
-    """``--input NAME=EXPR``: callables ``u(t, state)`` of the time ``t`` and the coordinates (the state's head)."""
-    import sympy as sp
-
-    from ..algebra.codegen import expression_function
-    from ..parsing import parse_expression
-
-    t = sp.Symbol("t", real=True)
-    coords = [sp.Symbol(c, real=True) for c in compiled.coordinate_names]
-    names = {"t": t, **{c.name: c for c in coords}}
-    out = {}
-    for name, text in assignments:
-        expr = parse_expression(text, names, where=f"--input {name}")
-        f = expression_function([t] + coords, expr)
-        n = len(coords)
-        out[name] = lambda tt, y, f=f, n=n: f(float(tt), *[float(x) for x in y[:n]])
-    return out
-
-
 def _inputs(assignments, compiled, structured: bool):
     """``--input NAME=EXPR`` for :func:`~anholo.numerics.integrate.simulate`: the expressions themselves (read by
     :func:`anholo.numerics.inputs.control_inputs`: the time ``t``, the coordinates, their velocities ``<q>_dot``
-    and the parameters, as ``anholo sweep`` reads them), or for the fixed-step schemes callables of ``t`` and
-    the coordinates; None without inputs."""
+    and the parameters, as ``anholo sweep`` reads them; the fixed-step schemes read them at the midpoint of
+    each step); None without inputs."""
     from ..errors import SimulationError
 
     given = {}
@@ -103,7 +84,7 @@ def _inputs(assignments, compiled, structured: bool):
             raise SimulationError(f"--input {name} is given twice; give each input once.")
         given[name] = text
     if structured:
-        return _input_functions(assignments, compiled) if given else None
+        return given or None
     if not given and not getattr(compiled, "control_names", ()):
         return None
     from ..numerics.inputs import control_inputs
@@ -288,7 +269,7 @@ def _simulate(args, out) -> int:
     elif failure is not None:
         say(f"stopped at t = {t_reached:.10g}; keeping the motion computed so far ({len(traj.t)} points)")
     elif args.stop_when and traj.message.startswith("stopped"):
-        say(f"stopped at t = {traj.message.rsplit('= ', 1)[1]}: {args.stop_when}")
+        say(f"stopped at t = {traj.message.rsplit('= ', 1)[1].split()[0]}: {args.stop_when}")
     say(f"integrated t in [0, {t_reached:g}] with {traj.method}: {traj.nfev} evaluations, {traj.wall_time:.2f} s")
     if args.csv:
         traj.to_csv(args.csv)
@@ -309,8 +290,8 @@ def _simulate(args, out) -> int:
     drift = traj.energy_drift()
     res = traj.constraint_residuals()
     print(f"{system.name}: {field} field, t in [0, {t_reached:g}], {len(traj.t)} points", file=out)
-    if traj.interrupted or failure is not None or (args.stop_when and traj.message.startswith("stopped")):
-        print(f"  {traj.message}", file=out)
+    if structured or traj.interrupted or failure is not None or (args.stop_when and traj.message.startswith("stopped")):
+        print(f"  {traj.message}", file=out)  # the fixed-step schemes' message names the scheme that ran
     width = max(len(n) for n in names + list(compiled.multiplier_names)) + 4
     print(f"  final state (t = {traj.t[-1]:g}):", file=out)
     for name, q, u in zip(names, traj.q[:, -1], traj.qdot[:, -1]):

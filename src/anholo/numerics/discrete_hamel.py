@@ -40,7 +40,8 @@ from typing import Sequence
 import numpy as np
 from scipy.linalg import qr
 
-from .variational import DiscreteMechanics, DLAStepper, _Buffers, march
+from ..errors import NonlinearConstraintError
+from .variational import DiscreteMechanics, DLAStepper, _Buffers, march, new_arrays
 
 __all__ = ["integrate_hamel", "adapted_basis"]
 
@@ -58,12 +59,27 @@ def adapted_basis(A: np.ndarray, dependent: Sequence) -> np.ndarray:
     return B
 
 
-def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0, progress=None) -> tuple:
+def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0, progress=None,
+                    inputs=None, watch=None, arrays=None) -> tuple:
     """The grid, positions ``q_k``, momenta ``p_k``, midpoint velocities and the number of evaluations of
     the discrete Hamel scheme (module docstring), from ``(q0, q̇0)`` with ``p_0 = ∂L/∂q̇(q0, q̇0)``, and None
     or the exception that ended the run early (:func:`~anholo.numerics.variational.march`: Ctrl-C, the time
-    budget or a failed step; the arrays then hold the steps done)."""
-    buf = _Buffers(mech.n, p)
+    budget or a failed step; the arrays then hold the steps done).  ``inputs``, ``watch``, ``arrays``: as for
+    :func:`~anholo.numerics.variational.integrate_dla`.
+
+    Raises
+    ------
+    NonlinearConstraintError
+        For constraints not affine in the velocities: they define no distribution, so there is no adapted
+        frame (and no multiplier-free form: the Chetaev forces of the two steps meeting at ``q_k`` have
+        different directions).
+    """
+    if mech.chetaev:
+        raise NonlinearConstraintError(
+            f"{mech.name!r} has a constraint not affine in the velocities: it defines no distribution, so the "
+            "discrete Hamel scheme has no adapted frame; use --method variational (Chetaev's rule at the "
+            "midpoint) or DOP853.")
+    buf = _Buffers(mech.n, p, len(mech.inputs))
     k, r = mech.k, mech.r
 
     def constraint_rows(q, t):
@@ -81,12 +97,11 @@ def integrate_hamel(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int
     def frame(A):
         return adapted_basis(A, dependent)
 
-    stepper = DLAStepper(mech, p, h, frame=frame)
-    Qs = np.empty((nsteps + 1, mech.n))
-    Ps = np.empty_like(Qs)
-    V = np.empty((nsteps, mech.n))
+    stepper = DLAStepper(mech, p, h, frame=frame, inputs=inputs)
+    Qs, Ps, V = arrays if arrays is not None else new_arrays(mech.n, nsteps)
     Qs[0] = q0
     Ps[0] = mech.terms(buf.at(q0, qdot0, t0))[0]
-    done, stop = march(stepper.step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress)
+    done, stop = march(stepper.step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress,
+                       watch)
     return (t0 + h * np.arange(done + 1), Qs[:done + 1], Ps[:done + 1], V[:done], stepper.evaluations + 1,
             stop)

@@ -6,8 +6,9 @@ with left-invariant frames Kobilarov, Marsden & Sukhatme (2010) take ``g_{k+1} =
 exponential or the Cayley map, ``ξ_k ∈ 𝔤`` the discrete body velocity, and impose the constraint on ``ξ_k``
 in the Lie algebra.  This module implements that scheme for systems whose configuration is ``SE(2) × S``
 (a planar position and heading ``(x, y, θ)`` and shape coordinates ``r``) with a Lagrangian and linear
-constraints invariant under the left action of SE(2) — the Chaplygin sleigh, the knife edge, the vertical
-rolling disk, the rolling disk, the two-wheeled carriage.  The SE(2) factor is found by checking the
+constraints invariant under the left action of SE(2) — the Chaplygin sleigh, the vertical rolling disk,
+the rolling disk, the two-wheeled carriage, the rattleback (contact point and yaw) and the Chaplygin ball
+(contact point and the Euler angle φ about the vertical).  The SE(2) factor is found by checking the
 invariance numerically (:func:`se2_factor`).
 
 Scheme, at the fixed step h, with ``Ω(w) = [[0, −w], [w, 0]]``:
@@ -39,9 +40,10 @@ body velocity has no lateral component moves along a discrete curve of SE(2) wit
 scheme is SE(2)-equivariant; and it is a different scheme from the midpoint discrete Lagrange–d'Alembert
 scheme (:mod:`anholo.numerics.variational`), whose discrete constraint ``κ(q̄)(q_{k+1} − q_k)/h = 0`` is not
 the one in the Lie algebra: the two discrete motions differ by ``O(h²)`` over a fixed time (tested).
-Systems on other groups (SO(3), SE(3): the rattleback's orientation, the Chaplygin ball) are integrated
-with the midpoint difference map of :mod:`anholo.numerics.discrete_hamel` on their coordinates; the
-SO(3) Cayley map is not implemented.
+The SO(3) Cayley map on a full orientation is not implemented: systems whose orientation is in SO(3) (the
+rattleback, the Chaplygin ball) get the Cayley map on their SE(2) factor, their other Euler angles moving by
+differences as shape coordinates; systems without an SE(2) factor (or with forces, inputs, holonomic or
+affine constraints) are integrated with the midpoint form of :mod:`anholo.numerics.discrete_hamel`.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from scipy.linalg.lapack import dgesv as _dgesv
 
 from ..algebra.engine import engine_diff, se, to_engine
 from ..errors import IntegrationError
-from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march
+from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march, new_arrays
 
 __all__ = ["LieGroupScheme", "se2_factor", "lie_group_scheme", "integrate_lie_hamel"]
 
@@ -75,13 +77,13 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
     ``mech`` (:func:`~anholo.numerics.variational.discrete_mechanics`, built if not given):
     ``∂L/∂x = ∂L/∂y = 0``, the complete lift of the rotation ``−y∂_x + x∂_y + ∂_θ − ẏ∂_ẋ + ẋ∂_ẏ``
     annihilates L, the constraint forms do not depend on x, y, and the body-frame constraint matrix
-    ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with forces, holonomic or affine
-    constraints, explicit time dependence or no constraints are not taken."""
+    ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with forces or inputs, holonomic,
+    affine or nonlinear constraints, explicit time dependence or no constraints are not taken."""
     from .variational import discrete_mechanics
 
     qs = system.chart.coordinates
     n = len(qs)
-    if n < 3 or tuple(system.holonomic) or not tuple(system.constraints):
+    if n < 3 or tuple(system.holonomic) or not tuple(system.constraints) or tuple(getattr(system, "inputs", ())):
         return None
     if getattr(system, "forces", None) is not None and any(sp.sympify(f) != 0 for f in system.forces.total):
         return None
@@ -90,6 +92,8 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
                              or any(sp.sympify(c).has(tsym) for c in system.constraints)):
         return None
     mech = mech if mech is not None else discrete_mechanics(system)
+    if mech.chetaev:  # constraints not affine in the velocities: no distribution to be invariant
+        return None
     k = mech.k
     try:
         p = np.asarray(mech.parameter_vector(), dtype=float)
@@ -217,10 +221,11 @@ def lie_group_scheme(system, mech=None):
 
 
 def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, nsteps: int, q0, qdot0,
-                        progress=None) -> tuple:
+                        progress=None, watch=None, arrays=None) -> tuple:
     """The grid, positions ``q_k``, momenta ``p_k``, difference velocities ``(q_{k+1} − q_k)/h``, the number of
     evaluations of the Cayley discrete Hamel scheme (module docstring), and None or the exception that ended
-    the run early (:func:`~anholo.numerics.variational.march`)."""
+    the run early (:func:`~anholo.numerics.variational.march`; ``watch``, ``arrays``: as there).  Systems with
+    forces (and so with inputs) are not taken (:func:`se2_factor`)."""
     from .discrete_hamel import adapted_basis
 
     n = mech.n
@@ -266,10 +271,8 @@ def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, ns
                                    f"iterations; take a smaller --step (now {h:g}).")
         return args[n:2 * n].copy(), p1
 
-    Qs = np.empty((nsteps + 1, n))
-    Ps = np.empty_like(Qs)
-    V = np.empty((nsteps, n))
+    Qs, Ps, V = arrays if arrays is not None else new_arrays(n, nsteps)
     Qs[0] = q0
     Ps[0] = mech.terms(buf.at(q0, qdot0, t0))[0]
-    done, stop = march(step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress)
+    done, stop = march(step, Qs, Ps, V, t0, h, nsteps, np.asarray(q0) - h * np.asarray(qdot0), progress, watch)
     return t0 + h * np.arange(done + 1), Qs[:done + 1], Ps[:done + 1], V[:done], count[0] + 1, stop

@@ -31,8 +31,19 @@ systems energy is not conserved exactly, and its error stays bounded on the reve
 (McLachlan & Perlmutter 2006) — Modin & Verdier (2020) show that reversibility, not the discrete
 principle, is the mechanism, and that it may fail without it.
 
+Constraints not affine in the velocities, ``φ(q, q̇, t) = 0`` (Chetaev's rule, the constraint forces
+``λ_a ∂φ_a/∂q̇``; :attr:`DiscreteMechanics.chetaev`): the discrete constraint and the discrete Chetaev
+force are both taken at the midpoint, the force shared between the two ends of the step like ``f^±``::
+
+    φ(q̄_k, v_k, t̄_k) = 0,   P − (h/2) G + ½ J_kᵀλ_k + ∇f(q_k)ᵀμ_k = p_k,   p_{k+1} = P + (h/2) G − ½ J_kᵀλ_k
+
+with ``J_k = ∂φ/∂q̇(q̄_k, v_k, t̄_k)`` — a symmetric generalisation of the midpoint scheme (not one from the
+literature), used for all the written constraints once one is not affine; measured order 2
+(docs/integrators.rst).  Control inputs enter ``F`` with their values at the midpoint of the step
+(:class:`DLAStepper`'s ``inputs``).
+
 Output: the velocity at a grid point ``q_k`` is the constraint-consistent discrete Legendre transform:
-``u`` with ``∂L/∂q̇(q_k, u) − p_k ∈ span(κ(q_k)ᵀ, ∇f(q_k)ᵀ)`` and ``φ(q_k, u) = 0``, ``ḟ(q_k, u) = 0``
+``u`` with ``∂L/∂q̇(q_k, u) − p_k ∈ span(∂φ/∂q̇(q_k, u)ᵀ, ∇f(q_k)ᵀ)`` and ``φ(q_k, u) = 0``, ``ḟ(q_k, u) = 0``
 (independent of which of the two discrete momenta at ``q_k`` is used, since they differ by
 ``κ(q_k)ᵀλ_k``).  Output times between grid points are interpolated by the cubic Hermite polynomial
 of ``(q_k, u_k)`` and ``(q_{k+1}, u_{k+1})``; the interpolated velocity is then projected onto the
@@ -52,10 +63,9 @@ from scipy.linalg.lapack import dgesv as _dgesv
 
 from ..algebra.codegen import expression_function
 from ..algebra.engine import engine_diff, se, to_engine
-from ..errors import (InitialStateError, IntegrationError, MissingParameterError, NonlinearConstraintError,
-                      SimulationError)
+from ..errors import InitialStateError, IntegrationError, MissingParameterError, SimulationError
 
-__all__ = ["DiscreteMechanics", "discrete_mechanics", "DLAStepper", "integrate_dla", "march"]
+__all__ = ["DiscreteMechanics", "discrete_mechanics", "DLAStepper", "integrate_dla", "march", "new_arrays"]
 
 _NEWTON_TOL = 1e-9  # on |Newton update of q| (2-norm), relative to 1 + max|q|; its error is quadratic
 _NEWTON_MAX = 25
@@ -89,6 +99,11 @@ class DiscreteMechanics:
         Indices of the dependent coordinates of the adapted frame ``X_α = ∂_{f_α} + C^P_α ∂_P`` (the
         frame of Maggi's route, :class:`~anholo.dynamics.maggi.MaggiSystem`; used by the discrete Hamel
         scheme).
+    chetaev : bool
+        True if a constraint is not affine in the velocities: the midpoint Chetaev form of the scheme (module
+        docstring) is used, and the discrete Hamel scheme refuses the system.
+    inputs : tuple of str
+        The control inputs, whose values follow the parameters in the arguments of the compiled step.
     group : LieGroupScheme or None
         The compiled Cayley discrete Hamel scheme of an SE(2) factor (:mod:`anholo.numerics.lie_hamel`) when
         attached (``dataclasses.replace(mech, group=lie_group_scheme(system))``); ``method="hamel"`` then
@@ -112,6 +127,8 @@ class DiscreteMechanics:
     multiplier_names: tuple = ()
     control_names: tuple = ()
     ode: object = None
+    chetaev: bool = False  # a constraint not affine in the velocities: the midpoint Chetaev form (docstring)
+    inputs: tuple = ()     # the control inputs (names), arguments of the compiled functions after the parameters
     group: object = None  # the Cayley scheme on an SE(2) factor (anholo.numerics.lie_hamel), built on request
 
     # --- parameters and monitors (the interface of CompiledSystem used by Trajectory) ---------------
@@ -197,16 +214,12 @@ def discrete_mechanics(system) -> DiscreteMechanics:
     Raises
     ------
     SimulationError
-        For a system with control inputs (not supported by these schemes; use DOP853).
-    NonlinearConstraintError
-        If a constraint is not affine in the velocities.
+        If the Lagrangian or a constraint depends on a control input (inputs enter the forces only).
     """
     chart = system.chart
     qs, us, ps = chart.coordinates, chart.velocities, chart.parameters
     tsym = system.time if getattr(system, "time", None) is not None else sp.Symbol("t", real=True)
-    if tuple(getattr(system, "inputs", ()) or ()):
-        raise SimulationError(f"{system.name!r} has control inputs; the variational and hamel methods do not take "
-                              "inputs: use --method DOP853 (or another solve_ivp method).")
+    inputs = tuple(getattr(system, "inputs", ()) or ())
     n = len(qs)
     r = len(system.holonomic)
     written = tuple(system.constraints)[:len(system.constraints) - r]
@@ -215,7 +228,9 @@ def discrete_mechanics(system) -> DiscreteMechanics:
     U = [se.Symbol(s.name) for s in us]
     T = se.Symbol(tsym.name)
     Pm = [se.Symbol(s.name) for s in ps]
+    Uin = [se.Symbol(str(s)) for s in inputs]  # the inputs' values: arguments after the parameters
     conv = {**{s: se.Symbol(s.name) for s in (*qs, *us, *ps, tsym)}}
+    conv.update({s: se.Symbol(str(s)) for s in inputs if isinstance(s, sp.Symbol)})
 
     def eng(e):
         e = sp.sympify(e)
@@ -223,6 +238,10 @@ def discrete_mechanics(system) -> DiscreteMechanics:
         return to_engine(e)
 
     L = eng(system.lagrangian.natural_expr())
+    in_names = {str(s) for s in inputs}
+    if in_names & {str(s) for s in L.free_symbols}:
+        raise SimulationError(f"the Lagrangian of {system.name!r} depends on an input; the variational and hamel "
+                              "methods take inputs in the forces only: use --method DOP853.")
     forces = system.forces.total if getattr(system, "forces", None) is not None else (0,) * n
     F = [eng(f) for f in forces]
     P = [engine_diff(L, u) for u in U]
@@ -232,19 +251,20 @@ def discrete_mechanics(system) -> DiscreteMechanics:
     Gq = [engine_diff(Gi, q) for Gi in G for q in Q]
     Gu = [engine_diff(Gi, u) for Gi in G for u in U]
     C = [eng(c) for c in written]
+    if any(in_names & {str(x) for x in c.free_symbols} for c in C):
+        raise SimulationError(f"a constraint of {system.name!r} depends on an input; the variational and hamel "
+                              "methods take inputs in the forces only: use --method DOP853.")
     kap = [engine_diff(c, u) for c in C for u in U]
-    for j, kj in enumerate(kap):
-        if any(engine_diff(kj, u) != 0 for u in U):
-            raise NonlinearConstraintError(
-                f"the constraint {written[j // n]} is not affine in the velocities; the variational and hamel "
-                "methods need linear or affine constraints: use --method DOP853 (Chetaev field).")
+    chetaev = any(engine_diff(kj, u) != 0 for kj in kap for u in U)  # not affine: Chetaev's rule at the midpoint
     Cq = [engine_diff(c, q) for c in C for q in Q]
     hol = [eng(f) for f in system.holonomic]
     fq = [engine_diff(f, q) for f in hol for q in Q]
     ft = [engine_diff(f, T) for f in hol]
     zero_u = {u: se.Integer(0) for u in U}
-    kap_q = [e.xreplace(zero_u) for e in kap]
-    args_qu = Q + U + [T] + Pm
+    # κ(q) of affine constraints (for nonlinear ones ∂φ/∂q̇ depends on q̇ and is taken from terms(): zeros here)
+    kap_q = [se.Integer(0)] * len(kap) if chetaev else [e.xreplace(zero_u) for e in kap]
+    args_qu = Q + U + [T] + Pm + Uin
+    args_mon = Q + U + [T] + Pm
     args_q = Q + [T] + Pm
     E = sum((u * Pi for u, Pi in zip(U, P)), se.Integer(0)) - L
     phi = [eng(c) for c in system.constraints]
@@ -252,7 +272,7 @@ def discrete_mechanics(system) -> DiscreteMechanics:
         dep = tuple(chart.coordinates.index(c) for c in system.maggi().dependent_coordinates) if k else ()
     except Exception:  # the frame of the discrete Hamel scheme is then chosen at the initial point
         dep = None
-    newton = _newton_function(Q, U, T, Pm, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, fq)
+    newton = _newton_function(Q, U, T, Pm + Uin, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, fq, chetaev)
     return DiscreteMechanics(
         name=system.name, kind="nonholonomic" if k + r else "euler-lagrange",
         coordinate_names=tuple(s.name for s in qs), parameters=tuple(s.name for s in ps),
@@ -261,16 +281,17 @@ def discrete_mechanics(system) -> DiscreteMechanics:
         n=n, k=k, r=r, dependent=dep,
         _terms=_compiled_function(args_qu, P + G + W + Pq + Gq + Gu + C + Cq + kap),
         _point=_compiled_function(args_q, kap_q + hol + fq + ft),
-        _energy=_compiled_function(args_qu, [E], "python"),  # monitors: arrays of points, no build
-        _phi=_compiled_function(args_qu, phi, "python"),
-        _newton=newton,
+        _energy=_compiled_function(args_mon, [E], "python"),  # monitors: arrays of points, no build
+        _phi=_compiled_function(args_mon, phi, "python"),
+        _newton=newton, chetaev=chetaev, inputs=tuple(str(s) for s in inputs),
     )
 
 
-def _newton_function(Q, U, T, Pm, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, fq):
-    """One compiled function of ``(q0, q1, p0, λ, t0, h, parameters)`` returning the residual R and the
-    Jacobian J of one step of the discrete Lagrange–d'Alembert equations (module docstring), then
-    ``p⁺ = P + (h/2)G`` and its derivative along ``q1``: every Newton iteration is one call."""
+def _newton_function(Q, U, T, Pm, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, fq, chetaev=False):
+    """One compiled function of ``(q0, q1, p0, λ, t0, h, parameters, inputs)`` returning the residual R and
+    the Jacobian J of one step of the discrete Lagrange–d'Alembert equations (module docstring), then
+    ``p⁺ = P + (h/2)G`` (with ``chetaev``: ``− ½ J(q̄, v)ᵀλ``) and its derivative along ``q1``: every
+    Newton iteration is one call."""
     n, k, r = len(Q), len(C), len(hol)
     Q0 = [se.Symbol(f"_q0_{i}") for i in range(n)]
     Q1 = [se.Symbol(f"_q1_{i}") for i in range(n)]
@@ -291,13 +312,22 @@ def _newton_function(Q, U, T, Pm, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, f
     Cm, Cqm, kapm = [sub(e, mid) for e in C], [sub(e, mid) for e in Cq], [sub(e, mid) for e in kap]
     A0 = [sub(e, at0) for e in kap_q] + [sub(e, at0) for e in fq]  # rows of κ(q0), ∇f(q0)
     dim = n + k + r
+    if chetaev:  # the Chetaev force ½ ∂φ/∂q̇(q̄, v)ᵀλ on both ends of the step, the holonomic one at q0
+        S = [sum((LAM[a] * kap[a * n + i] for a in range(k)), se.Integer(0)) for i in range(n)]
+        Sq = [sub(engine_diff(Si, q), mid) for Si in S for q in Q]
+        Su = [sub(engine_diff(Si, u), mid) for Si in S for u in U]
+        A0 = [half * e for e in kapm] + A0[k * n:]
+        dS = [half * (half * Sq[m] + Su[m] / h) for m in range(n * n)]  # ∂(½ Jᵀλ)/∂q1
+    else:
+        dS = [se.Integer(0)] * (n * n)
     R = [Pm_[i] - half * h * Gm[i] - P0[i] + sum((A0[a * n + i] * LAM[a] for a in range(k + r)), se.Integer(0))
          for i in range(n)]
     R += Cm + [sub(f, at1) for f in hol]
     J = [[se.Integer(0)] * dim for _ in range(dim)]
     for i in range(n):
         for j in range(n):
-            J[i][j] = half * (Pqm[i * n + j] - half * h * Gqm[i * n + j]) + (Wm[i * n + j] - half * h * Gum[i * n + j]) / h
+            J[i][j] = (half * (Pqm[i * n + j] - half * h * Gqm[i * n + j]) + (Wm[i * n + j] - half * h * Gum[i * n + j]) / h
+                       + dS[i * n + j])
         for a in range(k + r):
             J[i][n + a] = A0[a * n + i]
     for a in range(k):
@@ -309,16 +339,19 @@ def _newton_function(Q, U, T, Pm, P, G, W, Pq, Gq, Gu, C, Cq, kap, kap_q, hol, f
     Pplus = [Pm_[i] + half * h * Gm[i] for i in range(n)]
     Jp = [half * (Pqm[i * n + j] + half * h * Gqm[i * n + j]) + (Wm[i * n + j] + half * h * Gum[i * n + j]) / h
           for i in range(n) for j in range(n)]
+    if chetaev:  # p⁺ = P + (h/2)G − ½ J(q̄, v)ᵀλ
+        Pplus = [Pplus[i] - sum((A0[a * n + i] * LAM[a] for a in range(k)), se.Integer(0)) for i in range(n)]
+        Jp = [Jp[m] - dS[m] for m in range(n * n)]
     return _compiled_function(Q0 + Q1 + P0 + LAM + [t0, h] + Pm, R + [e for row in J for e in row] + Pplus + Jp)
 
 
 class _Buffers:
     """Argument vectors ``(q, u, t, p)`` and ``(q, t, p)`` reused across calls."""
 
-    def __init__(self, n: int, p: Sequence):
+    def __init__(self, n: int, p: Sequence, extra: int = 0):
         self.n = n
-        self.qu = np.empty(2 * n + 1 + len(p))
-        self.qu[2 * n + 1:] = p
+        self.qu = np.zeros(2 * n + 1 + len(p) + extra)  # (q, u, t, p, inputs): the inputs' values 0 unless set
+        self.qu[2 * n + 1:2 * n + 1 + len(p)] = p
         self.q = np.empty(n + 1 + len(p))
         self.q[n + 1:] = p
 
@@ -342,13 +375,15 @@ class DLAStepper:
     and Jacobian (one call per iteration, counted in :attr:`evaluations`).  ``frame=True`` solves instead
     the multiplier-free discrete Hamel form (:mod:`anholo.numerics.discrete_hamel`)."""
 
-    def __init__(self, mech: DiscreteMechanics, p: Sequence, h: float, frame=None):
+    def __init__(self, mech: DiscreteMechanics, p: Sequence, h: float, frame=None, inputs=None):
         n, k, r = mech.n, mech.k, mech.r
         self.mech, self.h, self.n, self.dim = mech, float(h), n, n + k + r
-        self.args = np.zeros(3 * n + k + r + 2 + len(p))
+        self.args = np.zeros(3 * n + k + r + 2 + len(p) + len(mech.inputs))
         self.args[3 * n + k + r] = np.nan
         self.args[3 * n + k + r + 1] = self.h
-        self.args[3 * n + k + r + 2:] = p
+        self.args[3 * n + k + r + 2:3 * n + k + r + 2 + len(p)] = p
+        self.inputs = inputs  # (t, q, q̇) -> the inputs' values, evaluated at the midpoint of every iterate
+        self.input_slice = slice(3 * n + k + r + 2 + len(p), None)
         self.out = np.empty(self.dim + self.dim ** 2 + n + n * n)
         d = self.dim
         self.R, self.J = self.out[:d], self.out[d:d + d * d].reshape(d, d)
@@ -364,14 +399,19 @@ class DLAStepper:
         tol2 = (_NEWTON_TOL * (1.0 + float(np.abs(q0).max()))) ** 2
         fn, out, R, J = self.mech._newton, self.out, self.R, self.J
         B = None
+        k, inputs = self.mech.k, self.inputs
+        dl = None
         for _ in range(_NEWTON_MAX):
+            if inputs is not None:  # frozen within an iteration: a quasi-Newton step in the inputs' dependence
+                q1 = a[n:2 * n]
+                a[self.input_slice] = inputs(t0 + 0.5 * h, 0.5 * (q0 + q1), (q1 - q0) / h)
             fn(a, out=out)
             self.evaluations += 1
             if self.frame is not None and B is None:  # the constraint rows at q0 are J's upper-right block
                 B = self.frame(J[:n, n:].T)
             if B is None:
                 lu, piv, dz, info = _dgesv(J, -R)
-                dq = dz[:n]
+                dq, dl = dz[:n], dz[n:n + k]
                 a[n:2 * n] += dq
                 a[3 * n:3 * n + self.dim - n] += dz[n:]
             else:  # the frame components along X_α(q0) and the constraint rows: n equations in q1
@@ -392,6 +432,8 @@ class DLAStepper:
                 # p⁺ = P + (h/2) G at the updated q1 to first order in dq (the error is O(|dq|²), below
                 # round-off at this tolerance)
                 p1 = self.Pplus + self.Jp @ dq
+                if self.mech.chetaev and dl is not None:  # p⁺ carries −½ J(q̄, v)ᵀλ
+                    p1 -= J[:n, n:n + k] @ dl
                 break
         else:
             raise IntegrationError(
@@ -401,25 +443,28 @@ class DLAStepper:
 
 
 def legendre_on_constraints(mech: DiscreteMechanics, buf: _Buffers, q, pk, t, guess) -> np.ndarray:
-    """The velocity ``u`` at ``q`` with ``∂L/∂q̇(q, u) − p ∈ span(κ(q)ᵀ, ∇f(q)ᵀ)``, ``κ(q)u + c = 0`` and
-    ``∇f(q)u + ∂f/∂t = 0`` (the constraint-consistent discrete Legendre transform; Newton, exact after
-    one iteration when L is quadratic in the velocities)."""
+    """The velocity ``u`` at ``q`` with ``∂L/∂q̇(q, u) − p ∈ span(∂φ/∂q̇(q, u)ᵀ, ∇f(q)ᵀ)``, ``φ(q, u) = 0``
+    and ``∇f(q)u + ∂f/∂t = 0`` (the constraint-consistent discrete Legendre transform; Newton, exact after
+    one iteration when L is quadratic in the velocities and the constraints are affine; for constraints
+    not affine in the velocities the term of ``∂²φ/∂q̇²`` is left out of the Jacobian: its multiplier is
+    ``O(h²)``)."""
     n, k, r = mech.n, mech.k, mech.r
-    kap, _, fq, ft = mech.point(buf.at_q(q, t))
-    A = np.vstack([kap, fq]) if k + r else np.zeros((0, n))
+    _, _, fq, ft = mech.point(buf.at_q(q, t))
     u = np.array(guess, dtype=float)
     dim = n + k + r
     J = np.zeros((dim, dim))
-    J[:n, n:] = -A.T
-    J[n:, :n] = A
+    J[:n, n + k:] = -fq.T
+    J[n + k:, :n] = fq
     R = np.empty(dim)
     for _ in range(_NEWTON_MAX):
         Pv, _, W, *_rest = mech.terms(buf.at(q, u, t))
-        C = _rest[3]
+        C, kap = _rest[3], _rest[5]
         R[:n] = Pv - pk
         R[n:n + k] = C
         R[n + k:] = fq @ u + ft
         J[:n, :n] = W
+        J[:n, n:n + k] = -kap.T
+        J[n:n + k, :n] = kap
         dz = np.linalg.solve(J, -R)
         u = u + dz[:n]
         if np.max(np.abs(dz[:n])) <= 1e-14 * (1.0 + np.max(np.abs(u))):
@@ -432,11 +477,17 @@ def _project_velocity(mech: DiscreteMechanics, buf: _Buffers, q, u, t) -> np.nda
     n, k, r = mech.n, mech.k, mech.r
     if k + r == 0:
         return u
-    kap, _, fq, ft = mech.point(buf.at_q(q, t))
-    C = mech.terms(buf.at(q, u, t))[6]
-    A = np.vstack([kap, fq])
-    res = np.concatenate([C, fq @ u + ft])
-    return u - A.T @ np.linalg.solve(A @ A.T, res)
+    _, _, fq, ft = mech.point(buf.at_q(q, t))
+    for _ in range(_NEWTON_MAX if mech.chetaev else 1):  # Gauss–Newton for constraints not affine in q̇
+        terms = mech.terms(buf.at(q, u, t))
+        C, kap = terms[6], terms[8]
+        A = np.vstack([kap, fq])
+        res = np.concatenate([C, fq @ u + ft])
+        du = A.T @ np.linalg.solve(A @ A.T, res)
+        u = u - du
+        if np.max(np.abs(du), initial=0.0) <= 1e-14 * (1.0 + np.max(np.abs(u))):
+            break
+    return u
 
 
 def check_initial(mech: DiscreteMechanics, p, q0, qdot0, t0, tol: float) -> None:
@@ -468,7 +519,7 @@ def _hermite(t, ta, tb, qa, qb, ua, ub):
 def sample(mech, p, grid_t, Qs, Ps, Vs, t_out, velocity_at) -> tuple:
     """Positions and constraint-consistent velocities at ``t_out`` from the grid (module docstring).
     ``velocity_at(j)`` is the velocity at grid point j."""
-    buf = _Buffers(mech.n, p)
+    buf = _Buffers(mech.n, p, len(mech.inputs))
     t0, h = grid_t[0], grid_t[1] - grid_t[0]
     N = len(grid_t) - 1
     cache = {}
@@ -493,14 +544,15 @@ def sample(mech, p, grid_t, Qs, Ps, Vs, t_out, velocity_at) -> tuple:
     return Qo, Uo
 
 
-def march(step, Qs, Ps, V, t0: float, h: float, nsteps: int, prev, progress=None) -> tuple:
+def march(step, Qs, Ps, V, t0: float, h: float, nsteps: int, prev, progress=None, watch=None) -> tuple:
     """Run ``nsteps`` fixed steps ``(q_{j+1}, p_{j+1}) = step(q_j, p_j, t_j, guess)`` into the rows of ``Qs``,
     ``Ps`` (row 0 given) and the midpoint velocities ``V``, with the guess ``2 q_j − q_{j−1}``.
 
     Returns ``(done, stop)``: the number of steps completed and None, or the exception that ended the run
     early with every completed step kept — an :class:`~anholo.errors.IntegrationError` of a step, Ctrl-C
     (``KeyboardInterrupt``) or another interrupt that is not an ``Exception`` (the command line's time
-    budget).  ``progress(t)`` is called about once a second."""
+    budget).  ``progress(t)`` is called about once a second.  ``watch(j)``, called after step j (grid point
+    j reached), ends the run there when it returns True (a terminal event: ``done < nsteps``, stop None)."""
     import time
 
     last = time.monotonic()
@@ -512,6 +564,8 @@ def march(step, Qs, Ps, V, t0: float, h: float, nsteps: int, prev, progress=None
             V[j] = (Qs[j + 1] - q) / h
             prev = q
             done = j + 1
+            if watch is not None and watch(done):
+                return done, None
             if progress is not None and j % 64 == 63:
                 now = time.monotonic()
                 if now - last > 1.0:
@@ -526,17 +580,24 @@ def march(step, Qs, Ps, V, t0: float, h: float, nsteps: int, prev, progress=None
         return done, exc  # Ctrl-C or the time budget: the completed steps are kept
 
 
-def integrate_dla(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0, progress=None) -> tuple:
+def integrate_dla(mech: DiscreteMechanics, p, t0: float, h: float, nsteps: int, q0, qdot0, progress=None,
+                  inputs=None, watch=None, arrays=None) -> tuple:
     """The grid ``t_k``, positions ``q_k`` and momenta ``p_k`` (rows), the midpoint velocities
     ``v_k = (q_{k+1} − q_k)/h``, the number of evaluations of the discrete Lagrange–d'Alembert scheme, and
-    None or the exception that ended the run early (:func:`march`; the arrays then hold the steps done)."""
-    stepper = DLAStepper(mech, p, h)
-    buf = _Buffers(mech.n, p)
-    Qs = np.empty((nsteps + 1, mech.n))
-    Ps = np.empty_like(Qs)
-    V = np.empty((nsteps, mech.n))
+    None or the exception that ended the run early (:func:`march`; the arrays then hold the steps done).
+    ``inputs(t, q, q̇)``: the control inputs' values, evaluated at the midpoint of the step; ``watch``: see
+    :func:`march`; ``arrays``: the ``(Qs, Ps, V)`` to fill (:func:`new_arrays`), which ``watch`` may read."""
+    stepper = DLAStepper(mech, p, h, inputs=inputs)
+    buf = _Buffers(mech.n, p, len(mech.inputs))
+    Qs, Ps, V = arrays if arrays is not None else new_arrays(mech.n, nsteps)
     Qs[0] = q0
     Ps[0] = mech.terms(buf.at(q0, qdot0, t0))[0]
-    done, stop = march(stepper.step, Qs, Ps, V, t0, h, nsteps, q0 - h * qdot0, progress)
+    done, stop = march(stepper.step, Qs, Ps, V, t0, h, nsteps, q0 - h * qdot0, progress, watch)
     grid_t = t0 + h * np.arange(done + 1)
     return grid_t, Qs[:done + 1], Ps[:done + 1], V[:done], stepper.evaluations + 1, stop
+
+
+def new_arrays(n: int, nsteps: int) -> tuple:
+    """Empty ``(Qs, Ps, V)`` for ``nsteps`` steps of a system with n coordinates (:func:`march`)."""
+    Qs = np.empty((nsteps + 1, n))
+    return Qs, np.empty_like(Qs), np.empty((nsteps, n))
