@@ -155,7 +155,7 @@ def _linearize(args, out) -> int:
     import numpy as np
 
     from ..analysis.linearization import LinearizationProblem, _complex_text
-    from ..analysis.linear_problem import stability_criterion
+    from ..analysis.linear_problem import follow_branches, stability_criterion
     from ..analysis.relative_equilibria import check_states, choose_states, reference_state
     from ..errors import AnholoError, InitialStateError
     from ..limits import check as check_limit
@@ -212,7 +212,7 @@ def _linearize(args, out) -> int:
 
             choice = dataclasses.replace(choice, dependent=tuple(default))
         problem = LinearizationProblem(source, choice.states, holonomic=hol)
-    results = [problem.at(*reference(source, x)) for x in xs] if name is not None else \
+    results = follow_branches([problem.at(*reference(source, x)) for x in xs]) if name is not None else \
         [problem.at(*reference(source))]
     units = _linearize_units(spec, source, [s.name for s in problem.states] + ([name] if name else []))
     if args.json:
