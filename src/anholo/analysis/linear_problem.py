@@ -71,7 +71,7 @@ def eigenvalue_order(eigenvalues, threshold: float = STABILITY_THRESHOLD) -> np.
     and the zero eigenvalues from one point to the next.
 
     >>> ev = np.array([1e-17, -2e-16 + 2j, 0.5, 3e-17 - 2j])
-    >>> ev[eigenvalue_order(ev)].round(3).tolist()
+    >>> [complex(round(e.real, 3) + 0.0, round(e.imag, 3)) for e in ev[eigenvalue_order(ev)]]
     [(0.5+0j), 2j, 0j, -2j]
     """
     ev = np.asarray(eigenvalues, complex).ravel()
@@ -96,8 +96,9 @@ def track_branches(spectra: Sequence) -> np.ndarray:
     ``p_k`` the branch's value predicted by linear extrapolation from its last two points (its last point at
     the start), so that two branches crossing between sweep points are followed through the crossing, not
     swapped — sorting by real part, as an eigenvalue solver's output is, jumps between branches whenever two
-    real parts cross.  Ties (a real pair turning into a complex pair ``±iω``: both are equally near) go to the
-    assignment that keeps the listing order of :func:`eigenvalue_order` at the point.
+    real parts cross.  Ties go to the value nearer the branch's extrapolation one step further (two branches
+    predicted to meet cross), then to the listing order of :func:`eigenvalue_order` at the point (a real pair
+    turning into a complex pair ``±iω``, both equally near: ``+iω`` stays on the first branch).
 
     >>> b = track_branches([[1, -1], [0.5, -0.5], [-0.01, 0.01], [-0.5, 0.5]])
     >>> b[:, 0].real.round(2).tolist()
@@ -115,16 +116,20 @@ def track_branches(spectra: Sequence) -> np.ndarray:
     for i in range(1, len(rows)):
         cur = rows[i]
         prev = out[i - 1]
-        pred = prev.copy()
+        pred, ahead = prev.copy(), prev.copy()
         if i >= 2:
             back = out[i - 2]
             ok = np.isfinite(back) & np.isfinite(prev)
             pred[ok] = 2 * prev[ok] - back[ok]
+            ahead[ok] = 3 * prev[ok] - 2 * back[ok]
         known = np.isfinite(pred)
         if cur.size == 0:
             continue
         cost = np.abs(cur[:, None] - np.where(known, pred, 0)[None, :])
-        # a tie-break far below any distance that matters: the k-th listed eigenvalue prefers branch k
+        # tie-breaks far below any distance that matters: first the value one step further along the branch
+        # (two branches meeting at one predicted value cross rather than bounce), then the listing order (the
+        # k-th listed eigenvalue prefers branch k: a real pair turning into ±iω keeps +iω first)
+        cost = cost + 1e-6 * np.abs(cur[:, None] - np.where(known, ahead, 0)[None, :])
         rank = np.empty(cur.size)
         rank[eigenvalue_order(cur)] = np.arange(cur.size)
         scale = max(float(np.max(np.abs(cur))), 1.0)
