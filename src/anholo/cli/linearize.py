@@ -11,7 +11,7 @@ import warnings  # noqa: F401
 from .common import (  # noqa: F401
     _COMMAND_START, _DEFAULT_BUDGET, _FIELDS, _MAX_BUDGET, _SECTION_NAMES, _SIMULATE_BUDGET, _SWEEP_BUDGET,
     _VALUE_OPTIONS, _assignments, _budget, _join_negative_values, _numbers, _numeric_parameters, _one_line,
-    _parse_assignment, _run_setup, _started, _within_budget,
+    _parse_assignment, _run_setup, _started, _within_budget, _wrapped_text,
 )
 
 def _add_linearize_parser(sub) -> None:
@@ -222,21 +222,22 @@ def _linearize(args, out) -> int:
         print(json.dumps(payload, indent=2), file=out)
     elif name is None:
         at = ", ".join(x.strip().replace("=", " = ", 1) for x in args.at.split(",") if x.strip())
-        print(f"{system.name}: {field} field linearised at " + (at or "the origin"), file=out)
-        print(f"  {choice}", file=out)
-        print(results[0], file=out)
+        lines = [f"{system.name}: {field} field linearised at " + (at or "the origin"), f"  {choice}",
+                 _with_units(str(results[0]), units)]
         if not results[0].is_equilibrium:
-            print("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
-                  + "): the eigenvalues do not decide stability", file=out)
+            lines.append("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
+                         + "): the eigenvalues do not decide stability")
         else:
-            print(f"linear verdict: {results[0].verdict} ({stability_criterion()})", file=out)
+            lines.append(f"linear verdict: {results[0].verdict} ({stability_criterion()})")
+        print(_wrapped_text("\n".join(lines)), file=out)
     else:
         label = name + (f" [{units[name]}]" if name in units else "")
-        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}; {stability_criterion()}",
-              file=out)
-        print(f"{label:>10}  verdict   eigenvalues", file=out)
+        lines = [f"{system.name}: eigenvalues of the {field} field over {label}", f"  {choice}",
+                 f"  {stability_criterion()}", "  each column of eigenvalues follows one branch over the sweep",
+                 f"{label:>10}  verdict   eigenvalues"]
         for x, r in zip(xs, results):
-            print(f"{x:10.5g}  {r.verdict:<8}  " + ", ".join(_complex_text(e) for e in r.eigenvalues), file=out)
+            lines.extend(_row(f"{x:10.5g}  {r.verdict:<8}  ", [_complex_text(e) for e in r.eigenvalues]))
+        print(_wrapped_text("\n".join(lines)), file=out)
     if args.plot:
         from ..plotting import eigenvalue_plot, save_figure
         fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference",
@@ -244,6 +245,32 @@ def _linearize(args, out) -> int:
                               title=f"{system.name}: {', '.join(s.name for s in problem.states)}")
         print(f"figure written to {save_figure(fig, args.plot)}", file=out)
     return 0
+
+
+def _row(head: str, cells: list) -> list:
+    """A row of the sweep table: ``head`` and the cells joined by ``, ``, continued under the first cell when
+    longer than the report's width."""
+    from ..io.report import TEXT_WIDTH
+
+    lines, line = [], head
+    for k, cell in enumerate(cells):
+        piece = cell + ("," if k < len(cells) - 1 else "")
+        if line.strip() and len(line) > len(head) and len(line) + 1 + len(piece) > TEXT_WIDTH:
+            lines.append(line)
+            line = " " * len(head)
+        line += (" " if len(line) > len(head) else "") + piece
+    return lines + [line]
+
+
+def _with_units(text: str, units: dict) -> str:
+    """The linearisation's text with the units of its states (``A (states lean [rad], v3 [rad/s]):``)."""
+    if not units:
+        return text
+    head, sep, rest = text.partition("):")
+    if not head.startswith("A (states ") or not sep:
+        return text
+    names = head[len("A (states "):].split(", ")
+    return "A (states " + ", ".join(n + (f" [{units[n]}]" if n in units else "") for n in names) + sep + rest
 
 
 def _dependent_carrying(system, build, source, reference, tries: int = 12):
