@@ -13,37 +13,16 @@ figures and CSV files they write go there).
 from __future__ import annotations
 
 import io
-import re
 import shlex
-from pathlib import Path
 
 import pytest
+from readme_helpers import readme_commands
 
-README = Path(__file__).resolve().parents[1] / "README.md"
 WIDTH = 120
 #: commands that take more than a few seconds (the catalogue's largest reports)
 SLOW = ("analyze n_trailer_3", "analyze two_wheeled_carriage", "analyze rattleback", "linearize whipple_bicycle",
         "simulate vertical_rolling_disk",
         "analyze whipple_bicycle")
-
-
-def readme_commands() -> list:
-    text = README.read_text()
-    commands = []
-    for block in re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M):
-        lines = block.splitlines()
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            while line.rstrip().endswith("\\") and i + 1 < len(lines):
-                i += 1
-                line = line.rstrip()[:-1] + " " + lines[i].strip()
-            i += 1
-            for part in line.split("&&"):
-                part = re.split(r"\s+#", part.strip(), maxsplit=1)[0].strip()
-                if part.startswith("anholo "):
-                    commands.append(part)
-    return commands
 
 
 def _argv(command: str) -> list:

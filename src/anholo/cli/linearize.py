@@ -296,14 +296,52 @@ def _dependent_carrying(system, build, source, reference, tries: int = 12):
 
 
 def _linearize_units(spec, source, names) -> dict:
-    """Units of the file's [units] for the names of a linearisation (a free velocity of Maggi's route has the
-    unit of its coordinate's velocity)."""
+    """Units of the file's [units] for the names of a linearisation: a name the table lists; a free velocity of
+    Maggi's route has the unit of its coordinate's velocity; a quasi-velocity ``v^i`` of a frame has the unit of
+    ``q̇^A`` for the components ``X_i^A`` that are pure numbers or functions of angles only (``q̇^A = v^i X_i^A +
+    …``: e.g. ``X_3 = ∂/∂spin + r cos(yaw) ∂/∂x + …`` gives ``v3`` the unit rad/s of ``spin_dot``), when these
+    agree; else none (docs/systemfiles.rst, ``[units]``)."""
     units = dict(getattr(spec, "units", {}) or {})
     out = {}
     free = {v.name: f.name for v, f in zip(getattr(source, "free_velocities", ()), getattr(source, "free_coordinates", ()))}
+    rows = _frame_rows(source)
     for n in names:
         if n in units:
             out[n] = units[n]
         elif n in free and f"{free[n]}_dot" in units:
             out[n] = units[f"{free[n]}_dot"]
+        elif n in rows:
+            found = {_velocity_unit(q, units) for q, c in rows[n] if _dimensionless(c, units)}
+            if len(found) == 1 and None not in found:
+                out[n] = found.pop()
     return out
+
+
+def _frame_rows(source) -> dict:
+    """``{quasi-velocity name: [(coordinate name, component X_i^A), ...]}`` of the frame of a field's source (the
+    adapted frame of a nonholonomic system, the frame of a Lagrangian), only its nonzero components."""
+    if hasattr(source, "velocities_on_C") and hasattr(source, "frame"):
+        frame, velocities = source.frame, list(source.velocities_on_C)
+    elif hasattr(source, "bundle") and hasattr(source.bundle, "frame"):
+        frame, velocities = source.bundle.frame, list(source.bundle.quasi_velocities)
+    else:
+        return {}
+    X, coords = frame.vectors, [c.name for c in frame.chart.coordinates]
+    out = {}
+    for i, v in enumerate(velocities):
+        if getattr(v, "is_Symbol", False):
+            out[v.name] = [(coords[A], X[i, A]) for A in range(len(coords)) if X[i, A] != 0]
+    return out
+
+
+def _dimensionless(component, units: dict) -> bool:
+    """A frame component that is a number or a function of angles only (coordinates in rad or deg)."""
+    return all(units.get(s.name, "").strip() in ("rad", "deg") for s in component.free_symbols)
+
+
+def _velocity_unit(q: str, units: dict):
+    if f"{q}_dot" in units:
+        return units[f"{q}_dot"]
+    if q in units:
+        return f"{units[q]}/{units.get('t', 's')}"
+    return None
