@@ -17,11 +17,13 @@ def test_sweep_table_changes_stability_at_the_classical_bound():
     out = io.StringIO()
     assert main(["linearize", "rolling_disk", "--at", "lean=0", "--states", "lean,v1,v2,v3",
                  "--sweep", "v3=2.4:2.7:4"], out=out) == 0
-    rows = [line.split() for line in out.getvalue().splitlines()[2:]]
+    lines = out.getvalue().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[-2:] == ["verdict", "eigenvalues"])
+    rows = [line.split() for line in lines[header + 1:]]
     verdicts = {float(r[0]): r[1] for r in rows}
     # above the bound the spectrum is 0, 0, ±iω: marginal (not "stable"), below a real pair ±σ: unstable
     assert verdicts[2.4] == verdicts[2.5] == "unstable" and verdicts[2.6] == verdicts[2.7] == "marginal"
-    assert "stable: max Re λ < -1e-09" in out.getvalue().splitlines()[0]
+    assert "stable: max Re λ < -1e-09" in "\n".join(lines[:header])
 
 
 def test_json_and_errors(capsys):

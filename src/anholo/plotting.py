@@ -675,44 +675,16 @@ def save_figure(fig, path, dpi: int = DPI) -> Path:
 
 def track_branches(spectra: Sequence) -> np.ndarray:
     """Eigenvalues over a sweep as continuous branches: ``out[i, k]`` is branch ``k`` at sweep point ``i``
-    (NaN where a point has fewer eigenvalues).
-
-    The eigenvalues of point ``i`` are assigned to the branches by minimum total distance
-    ``Σ_k |λ_k(i) − p_k|`` (the Hungarian method, ``scipy.optimize.linear_sum_assignment``; Kuhn (1955)), with
-    ``p_k`` the branch's value predicted by linear extrapolation from its last two points (its last point at
-    the start), so that two branches crossing between sweep points are followed through the crossing, not
-    swapped — sorting by real part, as an eigenvalue solver's output is, jumps between branches whenever two
-    real parts cross.
+    (NaN where a point has fewer eigenvalues); :func:`anholo.analysis.linear_problem.track_branches` (the
+    analysis lists a sweep's eigenvalues by the same branches, :func:`~anholo.analysis.linear_problem.follow_branches`).
 
     >>> b = track_branches([[1, -1], [0.5, -0.5], [-0.01, 0.01], [-0.5, 0.5]])
     >>> b[:, 0].real.round(2).tolist()
     [1.0, 0.5, -0.01, -0.5]
     """
-    from scipy.optimize import linear_sum_assignment
+    from .analysis.linear_problem import track_branches as track
 
-    rows = [np.asarray(s, complex).ravel() for s in spectra]
-    width = max((r.size for r in rows), default=0)
-    out = np.full((len(rows), width), np.nan + 0j, dtype=complex)
-    if not rows or width == 0:
-        return out
-    first = rows[0]
-    out[0, :first.size] = first
-    for i in range(1, len(rows)):
-        cur = rows[i]
-        prev = out[i - 1]
-        pred = prev.copy()
-        if i >= 2:
-            back = out[i - 2]
-            ok = np.isfinite(back) & np.isfinite(prev)
-            pred[ok] = 2 * prev[ok] - back[ok]
-        known = np.isfinite(pred)
-        if cur.size == 0:
-            continue
-        cost = np.abs(cur[:, None] - np.where(known, pred, 0)[None, :])
-        cost[:, ~known] = 1e300  # a branch without a value is taken last
-        rr, cc = linear_sum_assignment(cost)
-        out[i, cc] = cur[rr]
-    return out
+    return track(spectra)
 
 
 def _intervals(values: np.ndarray, mask: np.ndarray) -> list:

@@ -32,7 +32,8 @@ from ..dynamics.maggi import MaggiSystem
 from ..errors import (DimensionError, InitialStateError, IrregularLagrangianError, MissingParameterError,
                       SingularFrameError)
 
-__all__ = ["Linearization", "LinearizationProblem", "STABILITY_THRESHOLD", "stability_verdict", "stability_criterion"]
+__all__ = ["Linearization", "LinearizationProblem", "STABILITY_THRESHOLD", "stability_verdict", "stability_criterion",
+           "eigenvalue_order", "track_branches", "follow_branches"]
 
 #: Threshold τ on the real parts of the eigenvalues for a verdict (absolute, in 1/time): a real part within τ of 0
 #: counts as 0 (rounding of ``numpy.linalg.eigvals`` is about 1e-15 times the size of ``A``).
@@ -63,6 +64,97 @@ def stability_criterion(threshold: float = STABILITY_THRESHOLD) -> str:
             f"unstable: max Re λ > {threshold:g}")
 
 
+def eigenvalue_order(eigenvalues, threshold: float = STABILITY_THRESHOLD) -> np.ndarray:
+    """The order in which a spectrum is listed: decreasing real part, real parts within ``threshold`` (τ of
+    :func:`stability_verdict`) of the largest of their group counted equal, then decreasing imaginary part —
+    so that rounding of real parts that are 0 (``±1e-16``) does not reorder an oscillation's pair ``±iω``
+    and the zero eigenvalues from one point to the next.
+
+    >>> ev = np.array([1e-17, -2e-16 + 2j, 0.5, 3e-17 - 2j])
+    >>> [complex(round(e.real, 3) + 0.0, round(e.imag, 3)) for e in ev[eigenvalue_order(ev)]]
+    [(0.5+0j), 2j, 0j, -2j]
+    """
+    ev = np.asarray(eigenvalues, complex).ravel()
+    if ev.size == 0:
+        return np.zeros(0, dtype=int)
+    by_real = np.argsort(-ev.real, kind="stable")
+    key = np.empty(ev.size)
+    head = None
+    for i in by_real:  # groups of real parts within τ of the group's largest
+        if head is None or head - ev.real[i] > threshold:
+            head = ev.real[i]
+        key[i] = head
+    return np.lexsort((-ev.imag, -key))
+
+
+def track_branches(spectra: Sequence) -> np.ndarray:
+    """Eigenvalues over a sweep as continuous branches: ``out[i, k]`` is branch ``k`` at sweep point ``i``
+    (NaN where a point has fewer eigenvalues).
+
+    The eigenvalues of point ``i`` are assigned to the branches by minimum total distance
+    ``Σ_k |λ_k(i) − p_k|`` (the Hungarian method, ``scipy.optimize.linear_sum_assignment``; Kuhn (1955)), with
+    ``p_k`` the branch's value predicted by linear extrapolation from its last two points (its last point at
+    the start), so that two branches crossing between sweep points are followed through the crossing, not
+    swapped — sorting by real part, as an eigenvalue solver's output is, jumps between branches whenever two
+    real parts cross.  Ties go to the value nearer the branch's extrapolation one step further (two branches
+    predicted to meet cross), then to the listing order of :func:`eigenvalue_order` at the point (a real pair
+    turning into a complex pair ``±iω``, both equally near: ``+iω`` stays on the first branch).
+
+    >>> b = track_branches([[1, -1], [0.5, -0.5], [-0.01, 0.01], [-0.5, 0.5]])
+    >>> b[:, 0].real.round(2).tolist()
+    [1.0, 0.5, -0.01, -0.5]
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    rows = [np.asarray(s, complex).ravel() for s in spectra]
+    width = max((r.size for r in rows), default=0)
+    out = np.full((len(rows), width), np.nan + 0j, dtype=complex)
+    if not rows or width == 0:
+        return out
+    first = rows[0]
+    out[0, :first.size] = first
+    for i in range(1, len(rows)):
+        cur = rows[i]
+        prev = out[i - 1]
+        pred, ahead = prev.copy(), prev.copy()
+        if i >= 2:
+            back = out[i - 2]
+            ok = np.isfinite(back) & np.isfinite(prev)
+            pred[ok] = 2 * prev[ok] - back[ok]
+            ahead[ok] = 3 * prev[ok] - 2 * back[ok]
+        known = np.isfinite(pred)
+        if cur.size == 0:
+            continue
+        cost = np.abs(cur[:, None] - np.where(known, pred, 0)[None, :])
+        # tie-breaks far below any distance that matters: first the value one step further along the branch
+        # (two branches meeting at one predicted value cross rather than bounce), then the listing order (the
+        # k-th listed eigenvalue prefers branch k: a real pair turning into ±iω keeps +iω first)
+        cost = cost + 1e-6 * np.abs(cur[:, None] - np.where(known, ahead, 0)[None, :])
+        rank = np.empty(cur.size)
+        rank[eigenvalue_order(cur)] = np.arange(cur.size)
+        scale = max(float(np.max(np.abs(cur))), 1.0)
+        cost = cost + 1e-12 * scale * np.abs(rank[:, None] - np.arange(width)[None, :]) / max(width, 1)
+        cost[:, ~known] = 1e300  # a branch without a value is taken last
+        rr, cc = linear_sum_assignment(cost)
+        out[i, cc] = cur[rr]
+    return out
+
+
+def follow_branches(linearizations: Sequence) -> list:
+    """Linearisations over a sweep with their eigenvalues listed branch by branch (:func:`track_branches`):
+    the k-th eigenvalue of every point lies on one continuous branch, the first point's in the order of
+    :func:`eigenvalue_order` — a table's column, or a JSON list's k-th entry, follows one eigenvalue through
+    the sweep instead of jumping between branches where real parts cross or are 0.  The points are taken in the
+    order given (the order of the sweep); the verdicts do not depend on the order."""
+    import dataclasses
+
+    lins = list(linearizations)
+    if len(lins) < 2 or len({np.asarray(r.eigenvalues).size for r in lins}) != 1:
+        return lins
+    branches = track_branches([r.eigenvalues for r in lins])
+    return [dataclasses.replace(r, eigenvalues=branches[i].copy()) for i, r in enumerate(lins)]
+
+
 @dataclass(frozen=True)
 class Linearization:
     """``δż = A δz`` at one reference state: the matrix, its eigenvalues and the residual rates.
@@ -73,7 +165,9 @@ class Linearization:
         ``z``, the chosen states.
     A : ndarray
     eigenvalues : ndarray
-        Sorted by decreasing real part.
+        At one point in the order of :func:`eigenvalue_order` (decreasing real part, real parts within
+        :data:`STABILITY_THRESHOLD` counted equal, then decreasing imaginary part); over a sweep
+        (:meth:`LinearizationProblem.sweep`, :func:`follow_branches`) branch by branch.
     rates : ndarray
         ``ż`` at the reference state (zero for an equilibrium of the chosen states).
     reference : dict
@@ -313,7 +407,7 @@ class LinearizationProblem:
         B = rates_derivative(dK[:, nv:], dF[:, nv:], dM[nv:]) if self.inputs else None
         rates = np.concatenate([K, vdot[self._vel_idx]])
         ev = np.linalg.eigvals(A) if nz else np.zeros(0, dtype=complex)
-        ev = ev[np.lexsort((-ev.imag, -ev.real))]
+        ev = ev[eigenvalue_order(ev)]
         return Linearization(self.states, A, ev, rates, {**ref, **par}, B, self.inputs)
 
     def _tie(self, df: np.ndarray) -> np.ndarray:
@@ -332,11 +426,12 @@ class LinearizationProblem:
         return T
 
     def sweep(self, name: str, values: Sequence, reference: Mapping, parameters: Mapping) -> list:
-        """:meth:`at` for each value of a state or parameter ``name`` (e.g. the forward speed)."""
+        """:meth:`at` for each value of a state or parameter ``name`` (e.g. the forward speed), the eigenvalues
+        listed branch by branch over the values (:func:`follow_branches`)."""
         states = {s.name for s in self.all_states}
         out = []
         for x in values:
             ref, par = dict(reference), dict(parameters)
             (ref if name in states else par)[name] = float(x)
             out.append(self.at(ref, par))
-        return out
+        return follow_branches(out)

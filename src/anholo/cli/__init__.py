@@ -186,7 +186,7 @@ def _cmd_compare(args, out) -> int:
         with Progress("compare", enabled=None if not args.quiet else False) as progress:
             result = compare_methods(system.lagrangian, system.kinematic_constraints(), progress=progress)
         text = (json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" if args.json else
-                f"{system.name}\n{'=' * len(system.name)}\n{result.to_text()}")
+                common._wrapped_text(f"{system.name}\n{'=' * len(system.name)}\n{result.to_text()}"))
         print(text, file=out, end="")
         return 0
 

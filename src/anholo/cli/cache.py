@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .common import _wrapped_text
+
 #: (kind, module holding its glob patterns as ``CACHE_FILES``)
 _KINDS = (("compiled libraries", "anholo.algebra.codegen"), ("field programs", "anholo.dynamics.maggi_field"),
           ("generated sources", "anholo.numerics.maggi_compile"))
@@ -68,8 +70,8 @@ def _cmd_cache(args, out) -> int:
             except OSError:
                 failed += 1
         tail = f"; {failed} could not be removed" if failed else ""
-        print(f"code cache {directory}: removed {removed} files ({_megabytes(freed)}){tail}", file=out)
+        print(_wrapped_text(f"code cache {directory}: removed {removed} files ({_megabytes(freed)}){tail}"), file=out)
         return 0
     parts = ", ".join(f"{kind} {len(paths)} ({_megabytes(_size(paths))})" for kind, paths in files.items())
-    print(f"code cache {directory}: {len(every)} files, {_megabytes(_size(every))} — {parts}", file=out)
+    print(_wrapped_text(f"code cache {directory}: {len(every)} files, {_megabytes(_size(every))}; {parts}"), file=out)
     return 0

@@ -160,3 +160,55 @@ def _one_line(exc) -> str:
 
     text = printable(" ".join(str(exc).split()))
     return text if len(text) <= 3000 else text[:2990] + " ..."
+
+
+def _wrapped_text(text: str) -> str:
+    """``text`` with no line longer than the report's :data:`~anholo.io.report.TEXT_WIDTH` (120 characters), by
+    the report's rule: a longer line continues on lines indented four spaces more, a list or a sentence broken
+    after its ``; `` or ``, `` outside parentheses, an expression by :func:`anholo.io.report._wrapped` (before a
+    `` + `` / `` - ``, else at a space).  The text commands print through it (``compare``, ``linearize``,
+    ``cache``); JSON, CSV and LaTeX are never wrapped."""
+    return "\n".join(out for line in text.split("\n") for out in _wrapped_line(line))
+
+
+def _wrapped_line(line: str) -> list:
+    from ..io.report import TEXT_WIDTH, _wrapped
+
+    width = TEXT_WIDTH
+    if len(line) <= width:
+        return [line]
+    lead = len(line) - len(line.lstrip())
+    indent = " " * min(lead + 4, width // 3)
+    lo = max(len(indent), width // 3)
+    out, rest = [], line
+    while len(rest) > width:
+        cut = _list_cut(rest, lo, width)
+        if cut is None:
+            break
+        out.append(rest[:cut].rstrip())
+        rest = indent + rest[cut:].lstrip()
+    if len(rest) > width:  # no separator of a list within the width: the report's rule for an expression
+        return out + _wrapped(rest)
+    return out + [rest]
+
+
+def _list_cut(rest: str, lo: int, width: int):
+    """Where to break ``rest``: just after the last ``; `` outside parentheses and brackets within the width and
+    after ``lo``, else before the last parenthetical remark `` (…``, else after the last ``, ``; else None."""
+    depth, semis, notes, commas = 0, [], [], []
+    for i, c in enumerate(rest[:width]):
+        if c in "([{":
+            if depth == 0 and i > lo and rest[i - 1] == " ":
+                notes.append(i)
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and i > lo and rest[i + 1:i + 2] == " ":
+            if c == ";":
+                semis.append(i + 1)
+            elif c == ",":
+                commas.append(i + 1)
+    for found in (semis, notes, commas):
+        if found:
+            return found[-1]
+    return None

@@ -11,7 +11,7 @@ import warnings  # noqa: F401
 from .common import (  # noqa: F401
     _COMMAND_START, _DEFAULT_BUDGET, _FIELDS, _MAX_BUDGET, _SECTION_NAMES, _SIMULATE_BUDGET, _SWEEP_BUDGET,
     _VALUE_OPTIONS, _assignments, _budget, _join_negative_values, _numbers, _numeric_parameters, _one_line,
-    _parse_assignment, _run_setup, _started, _within_budget,
+    _parse_assignment, _run_setup, _started, _within_budget, _wrapped_text,
 )
 
 def _add_linearize_parser(sub) -> None:
@@ -155,7 +155,7 @@ def _linearize(args, out) -> int:
     import numpy as np
 
     from ..analysis.linearization import LinearizationProblem, _complex_text
-    from ..analysis.linear_problem import stability_criterion
+    from ..analysis.linear_problem import follow_branches, stability_criterion
     from ..analysis.relative_equilibria import check_states, choose_states, reference_state
     from ..errors import AnholoError, InitialStateError
     from ..limits import check as check_limit
@@ -212,7 +212,7 @@ def _linearize(args, out) -> int:
 
             choice = dataclasses.replace(choice, dependent=tuple(default))
         problem = LinearizationProblem(source, choice.states, holonomic=hol)
-    results = [problem.at(*reference(source, x)) for x in xs] if name is not None else \
+    results = follow_branches([problem.at(*reference(source, x)) for x in xs]) if name is not None else \
         [problem.at(*reference(source))]
     units = _linearize_units(spec, source, [s.name for s in problem.states] + ([name] if name else []))
     if args.json:
@@ -222,21 +222,22 @@ def _linearize(args, out) -> int:
         print(json.dumps(payload, indent=2), file=out)
     elif name is None:
         at = ", ".join(x.strip().replace("=", " = ", 1) for x in args.at.split(",") if x.strip())
-        print(f"{system.name}: {field} field linearised at " + (at or "the origin"), file=out)
-        print(f"  {choice}", file=out)
-        print(results[0], file=out)
+        lines = [f"{system.name}: {field} field linearised at " + (at or "the origin"), f"  {choice}",
+                 _with_units(str(results[0]), units)]
         if not results[0].is_equilibrium:
-            print("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
-                  + "): the eigenvalues do not decide stability", file=out)
+            lines.append("not an equilibrium of these states (rates " + ", ".join(f"{r:.3g}" for r in results[0].rates)
+                         + "): the eigenvalues do not decide stability")
         else:
-            print(f"linear verdict: {results[0].verdict} ({stability_criterion()})", file=out)
+            lines.append(f"linear verdict: {results[0].verdict} ({stability_criterion()})")
+        print(_wrapped_text("\n".join(lines)), file=out)
     else:
         label = name + (f" [{units[name]}]" if name in units else "")
-        print(f"{system.name}: eigenvalues of the {field} field over {label}; {choice}; {stability_criterion()}",
-              file=out)
-        print(f"{label:>10}  verdict   eigenvalues", file=out)
+        lines = [f"{system.name}: eigenvalues of the {field} field over {label}", f"  {choice}",
+                 f"  {stability_criterion()}", "  each column of eigenvalues follows one branch over the sweep",
+                 f"{label:>10}  verdict   eigenvalues"]
         for x, r in zip(xs, results):
-            print(f"{x:10.5g}  {r.verdict:<8}  " + ", ".join(_complex_text(e) for e in r.eigenvalues), file=out)
+            lines.extend(_row(f"{x:10.5g}  {r.verdict:<8}  ", [_complex_text(e) for e in r.eigenvalues]))
+        print(_wrapped_text("\n".join(lines)), file=out)
     if args.plot:
         from ..plotting import eigenvalue_plot, save_figure
         fig = eigenvalue_plot(list(xs) if name else [0.0], results, name or "reference",
@@ -244,6 +245,32 @@ def _linearize(args, out) -> int:
                               title=f"{system.name}: {', '.join(s.name for s in problem.states)}")
         print(f"figure written to {save_figure(fig, args.plot)}", file=out)
     return 0
+
+
+def _row(head: str, cells: list) -> list:
+    """A row of the sweep table: ``head`` and the cells joined by ``, ``, continued under the first cell when
+    longer than the report's width."""
+    from ..io.report import TEXT_WIDTH
+
+    lines, line = [], head
+    for k, cell in enumerate(cells):
+        piece = cell + ("," if k < len(cells) - 1 else "")
+        if line.strip() and len(line) > len(head) and len(line) + 1 + len(piece) > TEXT_WIDTH:
+            lines.append(line)
+            line = " " * len(head)
+        line += (" " if len(line) > len(head) else "") + piece
+    return lines + [line]
+
+
+def _with_units(text: str, units: dict) -> str:
+    """The linearisation's text with the units of its states (``A (states lean [rad], v3 [rad/s]):``)."""
+    if not units:
+        return text
+    head, sep, rest = text.partition("):")
+    if not head.startswith("A (states ") or not sep:
+        return text
+    names = head[len("A (states "):].split(", ")
+    return "A (states " + ", ".join(n + (f" [{units[n]}]" if n in units else "") for n in names) + sep + rest
 
 
 def _dependent_carrying(system, build, source, reference, tries: int = 12):
@@ -269,14 +296,52 @@ def _dependent_carrying(system, build, source, reference, tries: int = 12):
 
 
 def _linearize_units(spec, source, names) -> dict:
-    """Units of the file's [units] for the names of a linearisation (a free velocity of Maggi's route has the
-    unit of its coordinate's velocity)."""
+    """Units of the file's [units] for the names of a linearisation: a name the table lists; a free velocity of
+    Maggi's route has the unit of its coordinate's velocity; a quasi-velocity ``v^i`` of a frame has the unit of
+    ``q̇^A`` for the components ``X_i^A`` that are pure numbers or functions of angles only (``q̇^A = v^i X_i^A +
+    …``: e.g. ``X_3 = ∂/∂spin + r cos(yaw) ∂/∂x + …`` gives ``v3`` the unit rad/s of ``spin_dot``), when these
+    agree; else none (docs/systemfiles.rst, ``[units]``)."""
     units = dict(getattr(spec, "units", {}) or {})
     out = {}
     free = {v.name: f.name for v, f in zip(getattr(source, "free_velocities", ()), getattr(source, "free_coordinates", ()))}
+    rows = _frame_rows(source)
     for n in names:
         if n in units:
             out[n] = units[n]
         elif n in free and f"{free[n]}_dot" in units:
             out[n] = units[f"{free[n]}_dot"]
+        elif n in rows:
+            found = {_velocity_unit(q, units) for q, c in rows[n] if _dimensionless(c, units)}
+            if len(found) == 1 and None not in found:
+                out[n] = found.pop()
     return out
+
+
+def _frame_rows(source) -> dict:
+    """``{quasi-velocity name: [(coordinate name, component X_i^A), ...]}`` of the frame of a field's source (the
+    adapted frame of a nonholonomic system, the frame of a Lagrangian), only its nonzero components."""
+    if hasattr(source, "velocities_on_C") and hasattr(source, "frame"):
+        frame, velocities = source.frame, list(source.velocities_on_C)
+    elif hasattr(source, "bundle") and hasattr(source.bundle, "frame"):
+        frame, velocities = source.bundle.frame, list(source.bundle.quasi_velocities)
+    else:
+        return {}
+    X, coords = frame.vectors, [c.name for c in frame.chart.coordinates]
+    out = {}
+    for i, v in enumerate(velocities):
+        if getattr(v, "is_Symbol", False):
+            out[v.name] = [(coords[A], X[i, A]) for A in range(len(coords)) if X[i, A] != 0]
+    return out
+
+
+def _dimensionless(component, units: dict) -> bool:
+    """A frame component that is a number or a function of angles only (coordinates in rad or deg)."""
+    return all(units.get(s.name, "").strip() in ("rad", "deg") for s in component.free_symbols)
+
+
+def _velocity_unit(q: str, units: dict):
+    if f"{q}_dot" in units:
+        return units[f"{q}_dot"]
+    if q in units:
+        return f"{units[q]}/{units.get('t', 's')}"
+    return None

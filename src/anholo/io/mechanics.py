@@ -449,6 +449,33 @@ class MechanicsModel:
     def _repr_latex_(self):
         return "$" + self.as_latex() + "$"
 
+    def __getattr__(self, name):
+        """What sympy.physics.mechanics and PyDy read from a KanesMethod (``q``, ``u``, ``_uaux``, ``kindiffdict``,
+        ...) is in the user's own state ``(q, u)``, not in this model's ``(q̃, v)`` (whose ``mass_matrix``/
+        ``forcing`` have another shape and meaning): a one-line error that names :meth:`in_user_symbols`, which
+        returns that object (``pydy.System(model.in_user_symbols(), ...)``).  Other names are missing as usual."""
+        if name in _USER_STATE_NAMES:
+            raise _UserStateRequired(
+                f"{type(self).__name__} has no {name!r}: it is written in anholo's state (q, v) - its mass_matrix and "
+                f"forcing are not KanesMethod's; use model.in_user_symbols() (the equations in your q and u, with "
+                f"{name!r}), e.g. pydy.System(model.in_user_symbols(), ...)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+#: Names a KanesMethod (or LagrangesMethod) has and PyDy or sympy's tools read, that a MechanicsModel does not:
+#: the user's state and kinematics (KaneForm/LagrangeForm from :meth:`MechanicsModel.in_user_symbols` has them).
+_USER_STATE_NAMES = frozenset({
+    "q", "u", "kindiffdict", "rhs", "to_linearizer", "linearize", "added_rates", "mass_matrix_kin", "forcing_kin",
+    "_q", "_u", "_uaux", "_qdot", "_udot", "_qdot_u_map", "_k_kqdot", "_f_k", "_k_ku", "_k_nh", "_f_nh", "_k_d",
+    "_f_d", "_k_dnh", "_f_dnh", "_fr", "_frstar", "auxiliary_eqs", "bodies", "loads", "forcelist", "bodylist",
+    "coneqs", "lam_vec", "_qdots", "_qdoubledots", "_lam_coeffs", "_term1", "_term2", "_term3", "_term4",
+})
+
+
+class _UserStateRequired(MechanicsModelError, AttributeError):
+    """A name of the user's state asked of a :class:`MechanicsModel` (an AttributeError too, so ``hasattr`` and
+    ``getattr(model, name, default)`` keep working)."""
+
 
 def _short(e, limit: int = 160) -> str:
     text = str(e)
