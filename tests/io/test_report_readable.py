@@ -9,8 +9,6 @@ equations with the coordinate Euler–Lagrange equations written here with sympy
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -19,7 +17,6 @@ import sympy as sp
 from anholo.algebra.presentation import Presenter, Shared
 from anholo.algebra.printing import tex_text
 from anholo.examples import example_names
-from anholo.io.latex import latex_document
 from anholo.io.report import TEXT_WIDTH, Report, _wrapped, analyze
 from anholo.system import System
 
@@ -42,9 +39,13 @@ def _cases():
 
 
 # Python syntax that must not reach LaTeX: powers, products between names, Python calls and comparisons,
-# the file's names of velocities, and budget notes in brackets on small systems.
+# the file's names of velocities, and budget notes in brackets on small systems; plain-text mathematics set
+# as escaped text (``L\^{}``, ``Gamma\_nh``, ``4 $<$ 5``) and Python's booleans.  A Python call to run is
+# code (``\texttt``), where underscores belong.
 _PYTHON_IN_TEX = [re.compile(p) for p in (r"\*\*", r"[A-Za-z0-9_)]\*[A-Za-z0-9_(]", r"sqrt\(", r"<=", r">=",
-                                           r"\\_dot", r"\\_ddot", r"Derivative\(")]
+                                           r"\\_dot", r"\\_ddot", r"Derivative\(", r"\\\^\{\}", r"\\_",
+                                           r"\bTrue\b", r"\bFalse\b", r"\$<\$", r"\$>\$")]
+_CODE = re.compile(r"\\texttt\{(?:[^{}]|\{\})*\}")
 
 
 @pytest.mark.parametrize("name", _cases())
@@ -58,10 +59,11 @@ def test_every_example_reads_in_lines_of_at_most_120_characters_without_python_i
         assert "[expression" not in text
     tex = report.to_latex()
     leaks = [(p.pattern, line[:160]) for line in tex.splitlines() if not line.startswith("%")
-             for p in _PYTHON_IN_TEX if p.search(line)]
+             for p in _PYTHON_IN_TEX if p.search(_CODE.sub("", line))]
     assert not leaks, leaks[:3]
     if not large:
         assert "[expression" not in tex
+    assert "Failed to print" not in tex and "Failed to print" not in text
     assert tex.count(r"\begin{align*}") == tex.count(r"\end{align*}")
     assert all(line.count("$") % 2 == 0 for line in tex.splitlines() if "\\$" not in line)
 
@@ -192,6 +194,18 @@ def test_verdict_text_is_set_by_the_latex_printer():
     assert tex_text("class (s_i_dot = A_i(r2)*r1_dot)") == r"class ($\dot{s}_{i} = \dot{r}_{1} A_{i}{\left(r_{2} \right)}$)"
     assert tex_text("iff a*m = 0 and x_dot*y = 0.") == r"iff $a m = 0$ and $\dot{x} y = 0$."
     assert tex_text("degree <= 1") == r"degree $\leq$ 1"
+    # relations between names and numbers, the theory's index notation, code to run, upright words
+    assert tex_text("iff a = 0 or m0 = 0; leaves of dimension 4 < 5") == \
+        r"iff $a = 0$ or $m_{0} = 0$; leaves of dimension $4 < 5$"
+    assert tex_text("p_a R^a_αβ v^β ≠ 0 on C: σ = −p fails") == \
+        r"$p_{a} R^{a}_{\alpha\beta} v^{\beta} \neq 0$ on $C$: $\sigma = -p$ fails"
+    assert tex_text("L^ = L - p_a v^a, equal to Gamma_nh on C") == \
+        r"$\hat{L} = L - p_{a} v^{a}$, equal to $\Gamma_{\mathrm{nh}}$ on $C$"
+    assert tex_text("the section -p + c (1)") == "the section $-p + c$ (1)"
+    assert tex_text("powers of sin(lean)") == r"powers of $\sin{\left(\mathrm{lean} \right)}$"
+    assert tex_text("run ch.momentum_sections(x) in Python") == \
+        r"run \texttt{ch.\allowbreak{}momentum\_sections(x)} in Python"
+    assert tex_text("does not apply - the constraints") == "does not apply - the constraints"
     # prose, paths and ranges are left as text
     assert tex_text("see docs/chaplygin.rst (Props. 5-6)") == "see docs/chaplygin.rst (Props. 5-6)"
     assert tex_text("__import__(os)*2") == r"\_\_import\_\_(os)*2"
@@ -230,17 +244,3 @@ def test_each_search_has_its_own_budget(monkeypatch):
     assert "an earlier search used it" not in rep.to_text()
 
 
-_PDF = shutil.which("pdflatex") or shutil.which("lualatex")
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(_PDF is None, reason="no pdflatex or lualatex on this machine")
-@pytest.mark.parametrize("name", ["nonholonomic_particle", "rigid_body", "two_wheeled_carriage", "appell_hamel",
-                                  "chaplygin_sleigh", "whipple_bicycle"])
-def test_standalone_latex_compiles(name, tmp_path):
-    doc = latex_document(_report(name))
-    (tmp_path / "r.tex").write_text(doc)
-    run = subprocess.run([_PDF, "-interaction=nonstopmode", "-halt-on-error", "r.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stdout[-2000:]
-    assert (tmp_path / "r.pdf").exists()

@@ -3,27 +3,56 @@
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 
 import sympy as sp
+from sympy.printing.conventions import split_super_sub
+from sympy.printing.latex import translate
 
 from ..parsing import sympified
 
-__all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "EquationDisplay", "tex_text",
+__all__ = ["latex", "dotted", "combination_latex", "symbol_latex_names", "symbol_tex", "EquationDisplay", "tex_text",
            "display_latex", "init_printing"]
 
 
-def _dot_name(sym: sp.Symbol) -> str | None:
-    name = sym.name
-    for suffix, cmd in (("_ddot", r"\ddot"), ("_dot", r"\dot")):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            base = sp.latex(sp.Symbol(name[: -len(suffix)]))
-            m = re.match(r"^(\\?[A-Za-z]+)(.*)$", base)
-            if m:
-                return f"{cmd}{{{m.group(1)}}}{m.group(2)}"
-            return f"{cmd}{{{base}}}"
-    return None
+_ACCENTS = {"dot": r"\dot", "ddot": r"\ddot", "bar": r"\bar", "hat": r"\hat", "tilde": r"\tilde"}
+
+
+def _part_tex(part: str) -> str:
+    """One part of a name (its base or an index) in LaTeX: a letter, a number, a Greek name (``psi``) or a
+    name with sympy's modifier (``xdot``) as sympy writes it; a word (``lean``, ``wheel``) upright as one
+    symbol, ``\\mathrm{lean}`` (sympy sets it as a product of italic letters)."""
+    tex = translate(part)
+    if tex != part or len(part) <= 1 or part.isdigit() or not part.isalnum():
+        return tex
+    return r"\mathrm{%s}" % part
+
+
+@functools.lru_cache(maxsize=4096)
+def symbol_tex(name: str) -> str:
+    """LaTeX of the symbol named ``name``: sympy's split into base, superscripts and subscripts, a trailing
+    ``_dot``/``_ddot`` (and ``_bar``, ``_hat``, ``_tilde``) as an accent on the base letter only, a word
+    upright as one symbol.  The one place where anholo's names get their LaTeX.
+
+    >>> print(symbol_tex("psi1_ddot"), symbol_tex("lean_dot"), symbol_tex("rear_wheel"), symbol_tex("alpha_bar"))
+    \\ddot{\\psi}_{1} \\dot{\\mathrm{lean}} \\mathrm{rear}_{\\mathrm{wheel}} \\bar{\\alpha}
+    """
+    if "__" in name.strip("_") or name.startswith("_") or not name:
+        return sp.latex(sp.Symbol(name))
+    base, sups, subs = split_super_sub(name)
+    accents = []
+    while subs and subs[-1] in _ACCENTS:
+        accents.append(_ACCENTS[subs.pop()])
+    tex = _part_tex(base)
+    for accent in reversed(accents):
+        tex = f"{accent}{{{tex}}}"
+    if subs:
+        tex += "_{%s}" % " ".join(_part_tex(x) for x in subs)
+    if sups:
+        tex += "^{%s}" % " ".join(_part_tex(x) for x in sups)
+    return tex
 
 
 def dotted(sym, order: int = 1) -> str:
@@ -34,7 +63,7 @@ def dotted(sym, order: int = 1) -> str:
     \\dot{\\lambda}_{1}
     """
     name = sym.name if isinstance(sym, sp.Symbol) else str(sym)
-    return _dot_name(sp.Symbol(name + ("_ddot" if order == 2 else "_dot")))
+    return symbol_tex(name + ("_ddot" if order == 2 else "_dot"))
 
 
 def combination_latex(terms) -> str:
@@ -69,14 +98,8 @@ def combination_latex(terms) -> str:
 
 
 def symbol_latex_names(expr) -> dict:
-    """``symbol_names`` mapping for ``sympy.latex`` covering the dotted symbols in ``expr``."""
-    names = {}
-    for s in sympified(expr).free_symbols:
-        if isinstance(s, sp.Symbol):
-            tex = _dot_name(s)
-            if tex:
-                names[s] = tex
-    return names
+    """``symbol_names`` mapping for ``sympy.latex`` of the symbols in ``expr`` (:func:`symbol_tex`)."""
+    return {s: symbol_tex(s.name) for s in sympified(expr).free_symbols if isinstance(s, sp.Symbol)}
 
 
 def latex(expr, **kwargs) -> str:
@@ -116,7 +139,7 @@ def display_latex(obj, **options) -> str:
     >>> print(display_latex([sp.Symbol("x_dot") + 1, sp.Symbol("psi1_dot")]))
     \\left[ \\dot{x} + 1, \\  \\dot{\\psi}_{1}\\right]
     """
-    names = {s: _dot_name(s) for s in _symbols_in(obj, set()) if _dot_name(s)}
+    names = {s: symbol_tex(s.name) for s in _symbols_in(obj, set())}
     names.update(options.pop("symbol_names", {}))
     return sp.latex(obj, symbol_names=names, **options)
 
@@ -235,36 +258,187 @@ def _plain_math(span: str):
         return None
 
 
+_GREEK = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+          "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi",
+          "ρ": "rho", "σ": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega",
+          "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda", "Ξ": "Xi", "Π": "Pi", "Σ": "Sigma",
+          "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega"}
+_GREEK_NAMES = frozenset(_GREEK.values()) | {"varphi", "vartheta", "varepsilon"}
+_L = "A-Za-z" + "".join(_GREEK)  # letters of a name in a verdict's text
+_WORD_START = re.compile(rf"(?<![{_L}0-9_\\^.])")
+#: Index notation of the theory (``R^a_αβ``, ``p_a``, ``v^β``, ``L^`` for L̂): a name with indices.
+_INDEXED = re.compile(rf"([{_L}]+)((?:[\^_][{_L}0-9]+)+|\^(?=[\s,.;:)]|$))")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.]\w)")
+_IDENT = re.compile(rf"[{_L}][{_L}0-9]*(?:_[{_L}0-9]+)*")
+#: Notations of the theory that are neither sympy's text nor a name with indices, and their LaTeX.
+_NOTATIONS = tuple((re.compile(a), b) for a, b in (
+    (r"exp\(c_A q\^A\)", r"\exp(c_A q^A)"), (r"det\(g\)\^([a-z])", r"\det(g)^{\1}"), (r"dq dv\b", r"dq\,dv"),
+    (r"div(?= (?:Γ|Gamma)_nh)", r"\operatorname{div}")))
+_RELATIONS = {"=": "=", "≠": r"\neq", "!=": r"\neq", "<=": r"\leq", ">=": r"\geq", "≤": r"\leq", "≥": r"\geq",
+              "<": "<", ">": ">", "+": "+", "-": "-"}
+_JOIN = re.compile(r" (=|≠|!=|<=|>=|≤|≥|<|>|\+|-) (?=\S)")
+_CODE = re.compile(r"(?<=\brun )(\S.*?)(?= in Python\b)")
+
+
+def _greek_names(name: str) -> str:
+    return "".join(_GREEK.get(c, c) for c in name)
+
+
+def _index_tex(idx: str) -> str:
+    return "".join("\\" + _GREEK[c] if c in _GREEK else c for c in idx)
+
+
+def _atom(s: str, i: int):
+    """The mathematical atom of a verdict's text that starts at ``s[i]``: ``(end, tex, kind)`` with kind
+    ``"strong"`` (set as mathematics even alone), ``"index"`` (index notation, which may follow another
+    with a space between, as in ``p_a R^a_αβ v^β``), ``"weak"`` (a letter or number, mathematics only in a
+    relation) or ``"word"`` (a name of several letters: only on the left of `` = ``); None if none starts
+    there."""
+    for pattern, tex in _NOTATIONS:
+        m = pattern.match(s, i)
+        if m:
+            for k, group in enumerate(m.groups(), 1):
+                tex = tex.replace(f"\\{k}", group)
+            return m.end(), tex, "index"
+    if s[i] == "-" and i + 1 < len(s) and (s[i + 1].isalnum() or s[i + 1] in _GREEK):  # a unary minus
+        inner = _atom(s, i + 1)
+        if inner is not None and inner[2] != "word":
+            return inner[0], "-" + inner[1], "strong"
+        return None
+    end = _span_end(s, i)
+    span = s[i:end].rstrip(".,;:")
+    tex = _math(_greek_names(span)) if span else None
+    if tex is not None:  # sympy's text of an expression with a product, quotient, power or call
+        return i + len(span), tex, "strong"
+    m = _INDEXED.match(s, i)
+    if m and not m.group(0).startswith("_") and "__" not in m.group(0):
+        base, rest = m.groups()
+        if "^" not in rest:  # a name with subscripts (Gamma_nh, x_dot, rear_wheel): the symbol's LaTeX
+            tex = symbol_tex(_greek_names(m.group(0)))
+        elif rest == "^":
+            tex = r"\hat{%s}" % _part_tex(_greek_names(base))
+        else:
+            tex = _part_tex(_greek_names(base)) + "".join(
+                f"{x[0]}{{{_index_tex(x[1:])}}}" for x in re.findall(rf"[\^_][{_L}0-9]+", rest))
+        end = m.end()
+        if s.startswith("(", end):  # an argument list: theta^a(u), Gamma_nh(p_a)
+            close = s.find(")", end)
+            args = _inline(s[end + 1:close]) if close > 0 else None
+            if args is not None:
+                tex, end = f"{tex}({args})", close + 1
+        return end, tex, "index"
+    m = _NUMBER.match(s, i)
+    if m:
+        number = m.group(0)
+        if "e" in number:  # 1e-08: 10^{-8}
+            mantissa, exponent = number.split("e")
+            tex = ("" if float(mantissa) == 1 else mantissa + r" \cdot ") + "10^{%d}" % int(exponent)
+            return m.end(), tex, "strong"
+        return m.end(), number, "weak"
+    m = _IDENT.match(s, i)
+    if not m:
+        return None
+    name = _greek_names(m.group(0))
+    head = name.rstrip("0123456789")
+    end, tex = m.end(), symbol_tex(name)
+    if s.startswith("(", end):  # a function of its arguments: F(q)
+        close = s.find(")", end)
+        args = _inline(s[end + 1:close]) if close > 0 else None
+        if args is not None and (len(head) == 1 or head in _GREEK_NAMES):
+            return close + 1, rf"{tex}\left({args}\right)", "index"
+    if head in _GREEK_NAMES:
+        return end, tex, "strong"
+    if len(head) == 1:
+        if head in "AIa" or s[end:end + 1] == "." and s[end + 1:end + 2].isalpha():  # a word, or e.g., i.e.
+            return end, tex, "letter"
+        return end, tex, "strong" if head.isupper() else "weak"
+    return end, tex, "word"
+
+
+def _formula(s: str, i: int):
+    """``(end, tex)`` of the longest formula from ``s[i]``: atoms joined by relations and signs
+    (`` = ``, `` < ``, `` + ``, ...) and index notation by spaces; None where no atom starts."""
+    first = _atom(s, i)
+    if first is None:
+        return None
+    end, tex, kind = first
+    parts, kinds = [tex], [kind]
+    while True:
+        m = _JOIN.match(s, end)
+        if m:
+            nxt = _atom(s, m.end())
+            if nxt is not None and nxt[2] != "word" and (kinds[-1] != "word" or m.group(1) == "="):
+                parts += [_RELATIONS[m.group(1)], nxt[1]]
+                kinds.append(nxt[2])
+                end = nxt[0]
+                continue
+        if kinds[-1] == "index" and s.startswith(" ", end):
+            nxt = _atom(s, end + 1)
+            if nxt is not None and nxt[2] == "index":
+                parts.append(nxt[1])
+                kinds.append(nxt[2])
+                end = nxt[0]
+                continue
+        break
+    if len(kinds) == 1 and kinds[0] in ("weak", "word", "letter"):
+        return None  # a lone number, letter or word: text
+    return end, " ".join(parts)
+
+
+def _inline(s: str):
+    """The LaTeX of a comma-separated list of formulas that makes up all of ``s`` (an argument list), else None."""
+    out = []
+    for item in s.split(","):
+        item = item.strip()
+        if not item:
+            return None
+        f = _formula(item, 0)
+        if f is None:
+            atom = _atom(item, 0)
+            f = atom[:2] if atom is not None else None
+        if f is None or f[0] != len(item):
+            return None
+        out.append(f[1])
+    return ", ".join(out)
+
+
+def _code_tex(code: str) -> str:
+    """A Python statement as ``\\texttt``: specials escaped, breaks allowed after dots and semicolons."""
+    out = "".join(next((b for a, b in _TEX_SPECIAL if a == ch), ch) for ch in code)
+    return r"\texttt{" + re.sub(r"([.;])", r"\1\\allowbreak{}", out) + "}"
+
+
 def tex_text(s: str) -> str:
-    """Plain text (a verdict, a reason) safe in LaTeX text mode: specials escaped, Greek letters and
-    mathematical signs as LaTeX commands (so that pdflatex needs no Unicode support), and the expressions
-    in it (sympy's printed text, e.g. ``sqrt(y**2 + 1)``, ``a*m = 0``) set as mathematics through the LaTeX
-    printer (``$\\sqrt{y^{2} + 1}$``, dotted velocities as ``\\dot{x}``) — no Python syntax is left.
+    """Plain text (a verdict, a reason) safe in LaTeX text mode: specials escaped, and the mathematics in it
+    set as formulas — sympy's printed text (``sqrt(y**2 + 1)``, ``a*m = 0``) through the LaTeX printer, the
+    theory's index notation (``p_a R^a_αβ v^β``, ``L^`` for L̂, ``Gamma_nh``) with its indices, names by
+    :func:`symbol_tex` (``x_dot`` as ``\\dot{x}``, ``lean`` upright), relations between them (``a = 0``,
+    ``4 < 5``, ``-p``) as one formula; a Python call to run (``run X in Python``) as ``\\texttt``.  No
+    Python syntax is left, and pdflatex needs no Unicode support.
 
     >>> print(tex_text("density N = sqrt(y**2 + 1) iff a*m = 0, degree <= 1"))
     density $N = \\sqrt{y^{2} + 1}$ iff $a m = 0$, degree $\\leq$ 1
+    >>> print(tex_text("p_a R^a_αβ v^β ≠ 0 on C: σ = −p fails iff a = 0 or m0 = 0"))
+    $p_{a} R^{a}_{\\alpha\\beta} v^{\\beta} \\neq 0$ on $C$: $\\sigma = -p$ fails iff $a = 0$ or $m_{0} = 0$
     """
-    s, out, i = str(s), [], 0
+    pieces = _CODE.split(str(s).replace("−", "-"))
+    return "".join(_code_tex(x) if k % 2 else _prose_tex(x) for k, x in enumerate(pieces))
+
+
+def _prose_tex(s: str) -> str:
+    out, i = [], 0
     while i < len(s):
-        if (s[i].isalnum() or s[i] in "(_-") and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_")):
-            end = _span_end(s, i)
-            span = s[i:end].rstrip(".,;:")
-            tex = _math(span) if span else None
-            if tex is None and _NAME.fullmatch(span) and s.startswith(" = ", i + len(span)):
-                rhs = s[i + len(span) + 3:_span_end(s, i + len(span) + 3)].rstrip(".,;:")
-                rhs_tex = _math(rhs)
-                if rhs_tex is not None:  # ``name = expression``: one formula
-                    out.append(f"${_plain_math(span)} = {rhs_tex}$")
-                    i += len(span) + 3 + len(rhs)
-                    continue
-            if tex is not None:
-                i += len(span)
-                if s.startswith(" = ", i):  # an equation: both sides in one formula
-                    rhs = s[i + 3:_span_end(s, i + 3)].rstrip(".,;:")
-                    rhs_tex = _plain_math(rhs)
-                    if rhs_tex is not None:
-                        tex, i = f"{tex} = {rhs_tex}", i + 3 + len(rhs)
-                out.append(f"${tex}$")
+        if _WORD_START.match(s, i) and (s[i].isalnum() or s[i] in "(-" or s[i] in _GREEK) and \
+                (i == 0 or not (s[i - 1].isalnum() or s[i - 1] in "_^\\" or s[i - 1] in _GREEK)):
+            f = _formula(s, i)
+            if f is not None:
+                out.append(f"${f[1]}$")
+                i = f[0]
+                continue
+            m = _IDENT.match(s, i) or _NUMBER.match(s, i)
+            if m and not s.startswith("__", i):  # a word or a lone number: as it is
+                out.append("".join(_TEX_UNICODE.get(c, r"\_" if c == "_" else c) for c in m.group(0)))
+                i = m.end()
                 continue
         pair = s[i:i + 2]
         if pair in _PAIRS:

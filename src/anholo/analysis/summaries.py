@@ -264,12 +264,17 @@ class ChaplyginSummary(ReportBlock):
             "search": None if self.search is None else self.search.to_dict(),
         }}
 
-    def _check_line(self) -> str:
+    def _check_line(self, words: bool = False) -> str:
+        """Props. 5-6 checked; ``words``: the answers as yes/no (for LaTeX), else as Python's True/False."""
         c = self.check
+
+        def w(v):
+            return ("yes" if v is True or v is sp.true else "no" if v is False or v is sp.false else v) if words else v
+
         return ("Variational Lagrangian L^ = L - p_a v^a (Props. 5-6): "
-                f"invariant {c.invariant}, Hessian block-diagonal on C {c.mixed_block_vanishes}, "
-                f"regular w.r.t. D {c.regular_D} and g {c.regular_g}, "
-                + (f"EL field tangent to C {c.tangent_to_C}, equal to Gamma_nh on C {c.equals_nonholonomic}"
+                f"invariant {w(c.invariant)}, Hessian block-diagonal on C {w(c.mixed_block_vanishes)}, "
+                f"regular w.r.t. D {w(c.regular_D)} and g {w(c.regular_g)}, "
+                + (f"EL field tangent to C {w(c.tangent_to_C)}, equal to Gamma_nh on C {w(c.equals_nonholonomic)}"
                    if c.accelerations_on_C is not None else
                    "L^ is singular, so its Euler-Lagrange field is not unique (Prop. 6 does not apply)"))
 
@@ -319,7 +324,7 @@ class ChaplyginSummary(ReportBlock):
                      + [f"p_{{{a + 1}}} &= {p.latex(x)}" for a, x in enumerate(self.momenta)]
                      + [rf"\mu_{{{a + 1}}} &= {p.latex(x)}" for a, x in enumerate(self.multipliers)])
         out.append(r"Section $\sigma = -p$: " + tex_text(self.verdict.reason) + ".")
-        out.append(tex_text(self._check_line()) + ".")
+        out.append(tex_text(self._check_line(words=True)) + ".")
         out += [tex_text(line) + "." for line in self._search_lines()]
         return out
 

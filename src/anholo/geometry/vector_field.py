@@ -16,6 +16,7 @@ from ..parsing import as_argument, as_expression, as_sequence, chart_names
 from ..algebra.differentiation import diff_dag
 
 from ..algebra import vanishes
+from ..algebra.printing import latex
 from ..errors import DimensionError
 
 __all__ = ["VectorField"]
@@ -100,7 +101,7 @@ class VectorField:
 
     def _repr_latex_(self):
         terms = [
-            rf"\left({sp.latex(c)}\right)\frac{{\partial}}{{\partial {sp.latex(q)}}}"
+            rf"\left({latex(c)}\right)\frac{{\partial}}{{\partial {latex(q)}}}"
             for c, q in zip(self.components, self.chart.coordinates)
             if c != 0
         ]

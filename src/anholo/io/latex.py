@@ -17,9 +17,11 @@ from ..algebra.printing import tex_text
 
 __all__ = ["latex_document", "break_long_equations", "summary_tex", "PREAMBLE"]
 
-#: Packages the document uses (all in TeX Live's latex-base / latex-recommended / latex-extra).
+#: Packages the document uses (all in TeX Live's latex-base / latex-recommended / latex-extra).  Latin Modern
+#: with T1 where it is installed, else Computer Modern in its own encoding: outline fonts either way (T1
+#: without cm-super or lmodern gives bitmap fonts, and text that PDF readers cannot extract).
 PREAMBLE = r"""\documentclass[11pt]{article}
-\usepackage[T1]{fontenc}
+\IfFileExists{lmodern.sty}{\usepackage{lmodern}\usepackage[T1]{fontenc}}{}
 \usepackage[margin=2cm]{geometry}
 \usepackage{amsmath,amssymb}
 \usepackage{breqn}
@@ -74,7 +76,7 @@ def _top_terms(tex: str) -> list:
     return [x for x in parts if x]
 
 
-_TERM = 90  # glyphs of one term that breqn cannot break (inside \\left( … \\right)): cut it open
+_TERM = 72  # glyphs of one term that breqn cannot break (inside \\left( … \\right)): cut it open
 
 
 def _segments(term: str) -> list:
@@ -177,19 +179,10 @@ def _over_a_page(lhs: str, rhs: str) -> list:
     return out
 
 
-_SUMMARY_MATH = ((r"R\^{}k\_ij", r"$R^k_{ij}$"), (r"R\^{}a\_$\alpha$$\beta$", r"$R^a_{\alpha\beta}$"),
-                 (r"v\^{}$\beta$", r"$v^\beta$"), (r"p\_a", r"$p_a$"),
-                 (r"Gamma\_nh", r"$\Gamma_{\mathrm{nh}}$"), ("i $<$ j", "$i < j$"))
-
-
 def summary_tex(line: str) -> str:
-    """A verdict line of the report's summary in LaTeX text: specials escaped, and the usual symbols
-    (``R^k_ij``, ``sigma``, ``Gamma_nh``, ...) set as mathematics."""
-    out = tex_text(line)
-    for plain, math in _SUMMARY_MATH:
-        out = out.replace(plain, math)
-    out = re.sub(r"(?<![\\A-Za-z])sigma\b", lambda m: r"$\sigma$", out)
-    return re.sub(r"(?<![\\\w$])D(?![\w$])", r"$D$", out)  # the distribution
+    """A verdict line of the report's summary in LaTeX text (:func:`~anholo.algebra.printing.tex_text`: the
+    symbols ``R^k_ij``, ``sigma``, ``Gamma_nh``, the distribution ``D``, ... set as mathematics)."""
+    return tex_text(line)
 
 
 def _side(x: str) -> str:
@@ -203,13 +196,19 @@ def break_long_equations(fragment: str, width: int = 90) -> str:
 
     def replace(match):
         rows = [r.strip() for r in re.split(r"\s*\\\\\s*\n", match.group(1)) if r.strip()]
-        if all(_visible(r) <= width for r in rows):
+        sides = [r.partition("&=") for r in rows]
+        # align* sets the widest left side next to the widest right side: that sum must fit; breqn's dgroup*
+        # too, but it breaks a right side between its terms: the widest left side and the widest term must fit
+        lhs = max((_visible(a) for a, sep, _ in sides if sep), default=0)
+        if all(_visible(r) <= width for r in rows) and lhs + max(
+                (_visible(b) for _, sep, b in sides if sep), default=0) <= width:
             return match.group(0)
+        aligned = lhs + max((_visible(t) for _, sep, b in sides if sep for t in _top_terms(b.strip())), default=0)
         out, group = [], []
 
-        def flush():
+        def flush():  # rows aligned on their = where the widest sides fit side by side, else each on its own
             if group:
-                out.extend([r"\begin{dgroup*}"] + group + [r"\end{dgroup*}"])
+                out.extend([r"\begin{dgroup*}"] + group + [r"\end{dgroup*}"] if aligned <= width else group)
                 group.clear()
 
         for row in rows:
@@ -234,5 +233,11 @@ def latex_document(report, title: str | None = None, width: int = 90) -> str:
     """A complete LaTeX document (see the module docstring) of a report, or of a fragment given as a string."""
     fragment = report if isinstance(report, str) else report.to_latex()
     name = title or (getattr(getattr(report, "system", None), "name", None) or "anholo report")
+    body = _HEADING_BEFORE_GROUP.sub(r"\1\\leavevmode\n\2", break_long_equations(fragment, width))
     return (PREAMBLE + rf"\title{{{tex_text(name)}}}" + "\n" + r"\begin{document}" + "\n"
-            + break_long_equations(fragment, width) + r"\end{document}" + "\n")
+            + body + r"\end{document}" + "\n")
+
+
+#: A run-in heading (``\paragraph``) on a line of its own before a breqn group: breqn's display does not
+#: start the paragraph that would set the heading, so the heading was lost; ``\leavevmode`` starts it.
+_HEADING_BEFORE_GROUP = re.compile(r"^(\\paragraph\{[^\n]*\})[ \t]*\n(\\begin\{(?:dgroup|dmath)\*\})", re.M)

@@ -497,9 +497,9 @@ def _gathered_latex(lines: list) -> list:
             if notes:
                 sizes = [int(n.group(2)) for n in notes]
                 span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
-                names = [n.group(1) if "[expression" not in n.group(1) else rf"\text{{equation {k + 1}}}"
-                         for k, n in enumerate(notes)]
-                out.append("$" + ", ".join(names) + f"$: not printed ({span} distinct "
+                names = [f"${n.group(1)}$" if "[expression" not in n.group(1) else f"equation {k + 1}"
+                         for k, n in enumerate(notes)]  # each its own formula: a line can break between them
+                out.append(", ".join(names) + f": not printed ({span} distinct "
                            f"subexpressions{' each' if len(notes) > 1 else ''}): {notes[0].group(3)}.")
                 notes = []
             continue
