@@ -19,6 +19,9 @@ atol 1e-12):
   first look: Maggi's equations with the pivoted dependent velocities for the rest; the new chart built
   once before the timed runs) and ``regular`` (the same motion in that Maggi chart from the start, the
   regular chart of the issue's target "no more than 2× the cost of the same motion in a regular chart");
+* the same test motion integrated from a user's choice of dependent velocities whose Voronets frame has
+  poles on it (the knife edge solved for ẋ: ``ẋ = cot θ ẏ``, a pole at θ = π; :data:`DEPENDENT_CHOICES`),
+  against the catalogue's own frame, regular along it: evaluations, wall time and the final gap;
 * a holonomic motion through the pole of its chart: the spherical pendulum in (θ, φ) from θ = 0.5,
   θ̇ = −1 and small φ̇ (it passes within about φ̇·sin²(0.5)/… of the pole θ = 0), integrated in an atlas of
   two charts (:mod:`anholo.numerics.coordinate_charts`; the second chart has its pole on the x-axis)
@@ -141,6 +144,39 @@ def catalogue_rows(t_end: float, repeats: int) -> list:
     return rows
 
 
+#: Choices of dependent velocities a user may make whose Voronets frame has a pole on the catalogue's test motion
+#: (coordinates 0.35, 0.45, …), besides the catalogue's own regular frame: (example, dependent coordinates).
+DEPENDENT_CHOICES = [("knife_edge", ("x",)), ("knife_edge", ("y",)), ("vertical_rolling_disk", ("x", "phi")),
+                     ("vertical_rolling_disk", ("y", "phi")), ("chaplygin_sleigh", ("y",)),
+                     ("two_wheeled_carriage", ("x", "y", "theta")), ("snakeboard", ("x", "y")),
+                     ("roller_racer", ("x", "y"))]
+
+
+def dependent_rows(t_end: float, repeats: int) -> list:
+    """The catalogue's test motion integrated from a user's choice of dependent velocities (a frame that may have
+    poles on it: the run changes chart before them) against the same motion in the catalogue's own frame,
+    regular along it."""
+    rows = []
+    for name, dep in DEPENDENT_CHOICES:
+        system = System.load(name)
+        regular = compile_system(from_system(system, "nonholonomic"))
+        q0, u0 = initial_data(regular, name)
+        try:
+            chosen = compile_system(from_system(system, "nonholonomic", dependent=list(dep)))
+        except Exception as exc:  # no frame for this choice at all
+            rows.append({"system": name, "dependent": dep, "error": f"{type(exc).__name__}: {exc}"[:160]})
+            continue
+        atlas = ChartAtlas(system)
+        simulate(chosen, t_end, q0, u0, atlas=atlas)  # the charts it changes to built once
+        t_reg, ref = median_time(lambda: simulate(regular, t_end, q0, u0), repeats)
+        t_ch, run = median_time(lambda: simulate(chosen, t_end, q0, u0, atlas=atlas), repeats)
+        rows.append({"system": name, "dependent": dep, "changes": len(run.notes), "nfev": run.nfev,
+                     "nfev_regular": ref.nfev, "nfev_ratio": run.nfev / ref.nfev, "wall_s": t_ch,
+                     "regular_s": t_reg, "wall_ratio": t_ch / t_reg,
+                     "final_gap": float(np.max(np.abs(run.q[:, -1] - ref.q[:, -1])))})
+    return rows
+
+
 def pendulum_rows(t_end: float, repeats: int) -> list:
     """The spherical pendulum through its pole: atlas, regular chart, one chart (evaluations, wall time)."""
     import math
@@ -204,6 +240,17 @@ def main(argv=None) -> int:
         print(f"{r['phi_dot0']:9.0e} {r['switches']:8d} {r['atlas_nfev']:9d} {r['regular_nfev']:8d} "
               f"{r['nfev_ratio']:6.2f} {r['atlas_s'] * 1e3:9.1f} {r['regular_s'] * 1e3:8.1f} "
               f"{r['position_error']:9.1e}  {r['one_chart']}")
+    deps = dependent_rows(t_end, repeats)
+    print(f"\na user's choice of dependent velocities, T = {t_end:g}, against the catalogue's regular frame:")
+    print(f"{'system':22s} {'dependent':14s} {'changes':>7s} {'evals':>7s} {'regular':>7s} {'ratio':>6s} "
+          f"{'ms':>7s} {'reg. ms':>7s} {'ratio':>6s} {'final gap':>9s}")
+    for r in deps:
+        if "error" in r:
+            print(f"{r['system']:22s} {','.join(r['dependent']):14s} no frame: {r['error']}")
+            continue
+        print(f"{r['system']:22s} {','.join(r['dependent']):14s} {r['changes']:7d} {r['nfev']:7d} "
+              f"{r['nfev_regular']:7d} {r['nfev_ratio']:6.2f} {r['wall_s'] * 1e3:7.1f} {r['regular_s'] * 1e3:7.1f} "
+              f"{r['wall_ratio']:6.2f} {r['final_gap']:9.1e}")
     rows = catalogue_rows(t_end, repeats)
     print(f"\n{'system':26s} {'frame ms':>8s} {'monitor':>8s} {'changed':>8s} {'regular':>8s} {'mon/fr':>6s} "
           f"{'chg/reg':>7s} {'chg/fr':>6s} {'evals chg/reg':>13s}  chart changed to")
@@ -225,6 +272,7 @@ def main(argv=None) -> int:
     print("\n" + ", ".join(f"{k} {v:.2f}" for k, v in summary.items()))
     out = HERE / "results" / "frame_singularity.json"
     out.write_text(json.dumps({"T": t_end, "repeats": repeats, "veselova": ves, "catalogue": rows,
+                               "dependent_choices": deps,
                                "spherical_pendulum": pend,
                                "summary": summary}, indent=2))
     print(f"wrote {out.relative_to(ROOT)}")

@@ -168,9 +168,13 @@ def test_user_errors():
         MaggiSystem(chart, L, [zd - y * xd], dependent=["w"])
 
 
-def test_simulating_maggis_route_with_inputs_is_a_clear_error():
-    from anholo.errors import SimulationError
-    from anholo.numerics import compile_system
+def test_maggis_route_compiles_control_inputs():
+    """Maggi's route takes the inputs as run-time values (simulated against an independent oracle in
+    tests/numerics/test_maggi_inputs.py); a run without them is a one-line error naming them."""
+    from anholo.errors import InputError
+    from anholo.numerics import compile_system, simulate
 
-    with pytest.raises(SimulationError, match="control inputs"):
-        compile_system(System.load("sleigh_with_motor").nonholonomic(route="maggi"))
+    compiled = compile_system(System.load("sleigh_with_motor").nonholonomic(route="maggi"))
+    assert compiled.control_names == ("tau",)
+    with pytest.raises(InputError, match="tau"):
+        simulate(compiled, 1.0, [0.0, 0.0, 0.0], [1.0, 0.0, 0.0])
