@@ -11,6 +11,9 @@
   ``E_A(L) = λ_a ∂φ_a/∂u^A``; LagrangesMethod's own sign is explained there).
 * :func:`point_on_constraints` — a seeded random point satisfying affine
   constraints (dependent velocities solved for).
+* :func:`carriage_density_divergence` — ``div(N Γ)/N`` of the two-wheeled carriage (Crampin & Mestdag
+  2010, §7.2) on C in the coordinates ``(q, ψ̇1, ψ̇2)``, from its multiplier equations projected on D
+  (Maggi 1896), differentiated here; :func:`max_at_random_points` evaluates it.
 """
 
 from __future__ import annotations
@@ -578,3 +581,46 @@ def rolling_disk_ode(m=1.0, r=0.5, g=9.81):
                                                  + yawd**2 * sp.cos(lean)**2) / 8 - m * g * r * sp.cos(lean)
     return multiplier_ode(L, [x, y, yaw, lean, spin], [xd, yd, yawd, leand, spind],
                           [xd - r * sp.cos(yaw) * spind, yd - r * sp.sin(yaw) * spind])
+
+
+# --- the two-wheeled carriage (Crampin & Mestdag 2010, section 7.2): its field on C, by hand ---------------
+CARRIAGE_Q = sp.symbols("x y theta psi1 psi2")
+CARRIAGE_U = sp.symbols("x_dot y_dot theta_dot psi1_dot psi2_dot")
+CARRIAGE_PARAMETERS = sp.symbols("m m0 a J C R c")
+
+
+def carriage_field_on_C():
+    """``(q̇(q, ψ̇), ψ̈(q, ψ̇))``: ``q̇ = S(q) ψ̇`` solves the rolling constraints, and the multiplier equations
+    ``W q̈ + (∂p/∂q) q̇ − ∂L/∂q = Aᵀ λ`` projected on the columns of S (``Sᵀ Aᵀ = 0``) give
+    ``(Sᵀ W S) ψ̈ = −Sᵀ (W Ṡ ψ̇ + (∂p/∂q) q̇ − ∂L/∂q)`` (Maggi 1896)."""
+    x, y, th, p1, p2 = Q = CARRIAGE_Q
+    xd, yd, thd, p1d, p2d = U = CARRIAGE_U
+    m, m0, a, J, C, R, c = CARRIAGE_PARAMETERS
+    L = (m * (xd ** 2 + yd ** 2) / 2 + m0 * a * thd * (yd * sp.cos(th) - xd * sp.sin(th)) + J * thd ** 2 / 2
+         + C * (p1d ** 2 + p2d ** 2) / 2)
+    S = sp.Matrix([[R / 2 * sp.cos(th)] * 2, [R / 2 * sp.sin(th)] * 2, [-R / (2 * c), R / (2 * c)], [1, 0], [0, 1]])
+    w = sp.Matrix([p1d, p2d])
+    qdot = S * w
+    on_C = dict(zip(U, qdot))
+    W = sp.Matrix(5, 5, lambda i, j: sp.diff(L, U[i], U[j])).xreplace(on_C)
+    p = sp.Matrix([sp.diff(L, u) for u in U])
+    rest = (p.jacobian(Q) * sp.Matrix(U) - sp.Matrix([sp.diff(L, q) for q in Q])).xreplace(on_C)
+    Sdot = sp.Matrix(5, 2, lambda i, j: sum(sp.diff(S[i, j], q) * f for q, f in zip(Q, qdot)))
+    acc = (S.T * W * S).LUsolve(-S.T * (W * Sdot * w + rest))
+    return list(qdot), [acc[0], acc[1]]
+
+
+def carriage_density_divergence(N):
+    """``div(N Γ) / N`` for the measure ``N dq dψ̇1 dψ̇2`` of the carriage (zero iff it is invariant)."""
+    qdot, acc = carriage_field_on_C()
+    Q, U = CARRIAGE_Q, CARRIAGE_U
+    div = sum(sp.diff(N * f, q) for f, q in zip(qdot, Q)) + sum(sp.diff(N * g, v) for g, v in zip(acc, U[3:]))
+    return div / N
+
+
+def max_at_random_points(expr, count=8, seed=3):
+    """The largest ``|expr|`` at ``count`` seeded random points, every symbol in (0.3, 1.8)."""
+    rng = random.Random(seed)
+    syms = sorted(expr.free_symbols, key=str)
+    f = sp.lambdify(syms, expr, cse=True)
+    return max(abs(float(f(*[rng.uniform(0.3, 1.8) for _ in syms]))) for _ in range(count))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import sympy as sp
@@ -49,7 +50,7 @@ from .invariant_measure import (FunctionAnsatz, _angles, default_function_ansatz
 
 __all__ = ["energy_on_C", "energy_rate", "MomentumEquation", "momentum_equations", "FirstIntegral",
            "FirstIntegrals", "search_first_integrals", "search_jacobi_integrals", "integrals_in_span",
-           "first_integrals"]
+           "numerical_span_filter", "first_integrals"]
 
 
 def energy_on_C(field_: NonholonomicField) -> sp.Expr:
@@ -201,7 +202,99 @@ def integrals_in_span(field_: NonholonomicField, terms) -> list:
     identically in (q, v) is a linear system for the ``c_j``, prefiltered numerically and solved exactly
     (:func:`~anholo.analysis.invariant_measure.solutions_in_span`).  Constants are not returned."""
     terms = list(dict.fromkeys(terms))
-    return solutions_in_span(field_, terms, [field_(t) for t in terms])
+    filtered = _numerical_relations(field_, terms)
+    if filtered is None:  # the field cannot be evaluated numerically here: the prefilter on the exact columns
+        return solutions_in_span(field_, terms, [field_(t) for t in terms])
+    keep, nullity = filtered
+    if not keep:
+        return []
+    terms = [terms[j] for j in keep]
+    return solutions_in_span(field_, terms, [field_(t) for t in terms], prefilter=False)
+
+
+#: Random points beyond the number of functions in the numerical prefilter (as in numerical_relations).
+_EXTRA_POINTS = 6
+#: Relative singular value (and relative size of a column) below which it counts as zero.
+_TOLERANCE = 1e-9
+
+
+def numerical_span_filter(field_: NonholonomicField, terms, seed: int = 29) -> list | None:
+    """The indices of the functions ``terms`` of ``(q, v^α)`` that take part in some linear relation
+    ``Σ_j c_j Γ_nh(t_j) = 0`` (constant ``c``) at random points of C, the parameters fixed at generic values
+    (:func:`~anholo.analysis.invariant_measure.fixed_parameters`); ``[]`` if the columns look independent (no
+    integral in the span), None if the field cannot be evaluated numerically (an undefined function, the time).
+
+    ``Γ_nh(t_j)`` is not formed: at each point ``Γ_nh(t) = Σ_A ∂t/∂q^A q̇^A + Σ_α ∂t/∂v^α Γ^α`` from the
+    values of the field (one generated function) and of the gradients of the terms (another): a search over
+    hundreds of unknowns (the Chaplygin ball's linear ansatz of degree 2: 375) then costs a fraction of a
+    second, and only the terms of the relations found go to the exact elimination."""
+    out = _numerical_relations(field_, terms, seed)
+    return None if out is None else out[0]
+
+
+def _numerical_relations(field_: NonholonomicField, terms, seed: int = 29):
+    """``(indices, nullity)`` of :func:`numerical_span_filter`, nullity the number of independent relations."""
+    import numpy as np
+    import symengine as se
+
+    from ..algebra.codegen import expression_function
+    from ..errors import SimulationError
+
+    nh = field_.system
+    q, v = tuple(nh.frame.chart.coordinates), tuple(nh.free_velocities)
+    params = tuple(nh.frame.chart.parameters)
+    qdot = [nh.restrict(e) for e in field_.velocity_field()]
+    acc = [nh.restrict(e) for e in field_.accelerations[:len(v)]]
+    variables = q + v
+    allowed = set(variables) | set(params)
+    grads, where = [], []
+    sev = [se.Symbol(x.name) for x in variables]
+    for j, t in enumerate(terms):
+        t = sympified(t)
+        if not t.free_symbols <= allowed:
+            return None
+        et = se.sympify(t)  # symengine: hundreds of small derivatives
+        for i, (x, ex) in enumerate(zip(variables, sev)):
+            if t.has(x):
+                grads.append(et.diff(ex))
+                where.append((j, i))
+    exprs = qdot + acc
+    if any(not sympified(e).free_symbols <= allowed for e in exprs):
+        return None
+    n_terms, points = len(terms), len(terms) + _EXTRA_POINTS
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.25, 1.3, (points, len(variables))) * rng.choice((-1.0, 1.0), (points, len(variables)))
+    fixed = fixed_parameters(params)
+    P = np.tile([float(fixed[p]) for p in params], (points, 1))
+    args = np.hstack([X, P]) if params else X
+    try:
+        field_values = expression_function(list(variables + params), exprs).vector(args)
+        grad_values = expression_function(list(variables + params), grads).vector(args) if grads else None
+    except (SimulationError, TypeError, ValueError, RuntimeError, NotImplementedError):
+        return None
+    rates = np.asarray(field_values, dtype=float).reshape(points, len(exprs))  # q̇^A, then Γ^α
+    M = np.zeros((points, n_terms))
+    if grads:
+        G = np.asarray(grad_values, dtype=float).reshape(points, len(grads))
+        for k, (j, i) in enumerate(where):
+            M[:, j] += G[:, k] * rates[:, i]
+    if not np.all(np.isfinite(M)):
+        return None
+    scale = np.abs(M).max(axis=0)
+    zero = scale <= _TOLERANCE * max(scale.max(), 1.0)
+    keep = set(np.flatnonzero(zero).tolist())
+    nullity = len(keep)
+    rest = np.flatnonzero(~zero)
+    if len(rest) > 1 or (len(rest) == 1 and not keep):
+        with _one_blas_thread():
+            _, sv, vh = np.linalg.svd(M[:, rest] / scale[rest], full_matrices=True)
+        for k in range(len(rest)):
+            if k < len(sv) and sv[k] > _TOLERANCE * sv[0]:
+                continue
+            nullity += 1
+            r = np.abs(vh[k] / scale[rest])
+            keep |= {int(rest[j]) for j in np.flatnonzero(r > 1e-7 * r.max())}
+    return sorted(keep), nullity
 
 
 def _affine(field_: NonholonomicField) -> bool:
@@ -226,6 +319,42 @@ def _independent(candidates: list, fixed: list, variables) -> list:
             kept.append(F)
             out.append(F)
     return out
+
+
+@contextmanager
+def _one_blas_thread():
+    """OpenBLAS on one thread inside the block (numpy's bundled library, when it is found): the SVD of a few
+    hundred columns takes 0.04 s on one thread, and seconds of CPU time on two threads of a loaded machine
+    (threads waiting on each other count as CPU time, the measure of the report's budgets)."""
+    setter = getter = None
+    try:
+        import ctypes
+        import glob
+        import os
+
+        import numpy as np
+
+        libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
+        for path in libs:
+            lib = ctypes.CDLL(path)
+            for prefix in ("scipy_openblas", "openblas"):
+                for suffix in ("64_", "_64_", ""):
+                    if hasattr(lib, f"{prefix}_set_num_threads{suffix}") and hasattr(lib, f"{prefix}_get_num_threads{suffix}"):
+                        setter = getattr(lib, f"{prefix}_set_num_threads{suffix}")
+                        getter = getattr(lib, f"{prefix}_get_num_threads{suffix}")
+                        break
+                if setter is not None:
+                    break
+    except OSError:
+        setter = None
+    before = getter() if setter is not None else None
+    if setter is not None:
+        setter(1)
+    try:
+        yield
+    finally:
+        if setter is not None:
+            setter(before)
 
 
 def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int = 2, quadratic: bool = True,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..algebra.conditions import alternatives_text, essential_factors, parameter_alternatives
 from ..algebra.decision import EXACT, NUMERICAL_POINTS, NUMERICAL_TOLERANCE, Decision
 from ..algebra.presentation import Presenter, ReportBlock, align
 from ..algebra.printing import latex, tex_text
@@ -121,6 +122,9 @@ class ControllabilitySummary(ReportBlock):
 
 _STOPPED = (" (search stopped at its CPU-time budget; run anholo.analysis.invariant_measure."
             "search_invariant_density(field, budget=None) in Python to complete it)")
+#: The sentence of the first-integrals block when its search stopped at its CPU-time budget.
+_INTEGRALS_STOPPED = ("The search stopped at its CPU-time budget; run anholo.analysis.first_integrals."
+                      "first_integrals(field, budget=None) in Python to complete it.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,6 +142,11 @@ class InvariantMeasureSummary(ReportBlock):
     result: InvariantDensity
     velocities: tuple
     written: Written | None = None
+    #: Parameters whose vanishing is not a special case of the system (they enter the frame or the
+    #: constraints, or make L singular: :func:`~anholo.analysis.sections.excluded_parameters`), dropped
+    #: from the conditions for a constant density as the consistency and Chaplygin verdicts drop them.
+    excluded: frozenset = frozenset()
+    parameters: tuple = ()
 
     key = "invariant_measure"
     title = "Invariant measure of the nonholonomic field"
@@ -146,7 +155,10 @@ class InvariantMeasureSummary(ReportBlock):
     def of(cls, nh: NonholonomicSystem, budget: float = 2.0) -> "InvariantMeasureSummary":
         """The block; the search gets ``budget`` seconds of CPU time (no further ansatz is started after it;
         the catalogue's searches take under 1 s, the n-trailer's from n = 3 on longer)."""
-        return cls(search_invariant_density(nh.field(), budget=budget), tuple(nh.free_velocities))
+        from .sections import excluded_parameters
+
+        return cls(search_invariant_density(nh.field(), budget=budget), tuple(nh.free_velocities),
+                   excluded=frozenset(excluded_parameters(nh)), parameters=tuple(nh.frame.chart.parameters))
 
     @classmethod
     def of_maggi(cls, maggi: MaggiSystem, points: int = NUMERICAL_POINTS,
@@ -171,7 +183,7 @@ class InvariantMeasureSummary(ReportBlock):
             "divergence": p.present(r.divergence),
             "divergence_free": r.divergence_free,
             "constant_density": self._constant(),
-            "constant_density_conditions": [p.present(c) for c in r.constant_density_conditions if not c.is_number],
+            "constant_density_conditions": [p.present(c) for c in self._admissible()[1]],
             "found_in": r.family,
             "searched": list(r.searched),
             "search_complete": r.complete,
@@ -217,23 +229,49 @@ class InvariantMeasureSummary(ReportBlock):
             return "no invariant density in the ansatz searched (below)" + ("" if r.complete else _STOPPED)
         return "invariant density found"
 
+    def _admissible(self) -> tuple:
+        """``(possible, conditions, alternatives)``: whether the constant density can be invariant for admissible
+        parameter values, the conditions ``c = 0`` for it without the factors of :attr:`excluded` (and without
+        factors that cannot vanish), and, when the conditions are on the parameters only, their alternatives
+        (:func:`~anholo.algebra.conditions.parameter_alternatives`, as in the consistency verdicts)."""
+        r = self.result
+        raw = list(r.constant_density_conditions)
+        if not raw or any(c.is_number and c != 0 for c in raw):
+            return False, [], None
+        params = set(self.parameters)
+        conds = [c for c in raw if not c.is_number]
+        if not params or any(not c.free_symbols <= params for c in conds):
+            return True, conds, None  # conditions on functions or coordinates: as they are
+        kept = []
+        for c in conds:
+            fs = essential_factors(c, params, set(self.excluded))
+            if fs is None:
+                continue
+            if not fs:
+                return False, [], None
+            kept.append(sp.Mul(*fs))
+        holds, alternatives = parameter_alternatives(kept, params, set(self.excluded))
+        if holds is False:
+            return False, [], None
+        return True, kept, alternatives
+
     def _constant(self):
         """True (div Γ_nh = 0), False (never), or "conditional" (under the conditions listed)."""
         r = self.result
         if r.divergence_free:
             return True
-        conds = r.constant_density_conditions
-        if not conds or any(c.is_number and c != 0 for c in conds):
-            return False
-        return "conditional"
+        possible, conds, _ = self._admissible()
+        return "conditional" if possible and conds else False
 
     def _conditions(self) -> str | None:
         r = self.result
         if r.divergence_free or self.written is not None:
             return None
-        conds = [c for c in r.constant_density_conditions if not c.is_number]
-        if any(c.is_number and c != 0 for c in r.constant_density_conditions) or not conds:
+        possible, conds, alternatives = self._admissible()
+        if not possible or not conds:
             return "the constant density is not invariant"
+        if alternatives:
+            return "the constant density is invariant iff " + alternatives_text(alternatives)
         return "the constant density is invariant iff " + " and ".join(f"{c} = 0" for c in conds)
 
     def _density_text(self, p: Presenter) -> str:
@@ -447,6 +485,8 @@ class FirstIntegralsSummary(ReportBlock):
                          f"ansatz search; {self.decision}.")
         else:
             lines.append("Searched: " + ("; ".join(r.searched) or "nothing (time budget)"))
+            if not r.complete:
+                lines.append(_INTEGRALS_STOPPED)
             lines.append(f"Verdicts {self.decision} (normal forms).")
         return lines
 
@@ -462,8 +502,9 @@ class FirstIntegralsSummary(ReportBlock):
             rows = [f"F_{{{k + 1}}} &= {w.latex(p, nrates + k)}" for k in range(len(r.integrals))]
             if not r.energy_conserved:
                 rows.append(rf"\dot E &= {w.latex(p, 0)}")
+        stopped = [tex_text(_INTEGRALS_STOPPED)] if w is None and not r.complete else []
         return (["First integrals (" + ", ".join(tex_text(i.kind) for i in r.integrals) + "):"] + align(rows)
-                + [tex_text(f"Verdicts {self.decision}.")])
+                + stopped + [tex_text(f"Verdicts {self.decision}.")])
 
     def summary(self) -> list:
         r = self.result

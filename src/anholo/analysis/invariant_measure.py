@@ -514,19 +514,23 @@ def _solve(field_, div, B, k, A: FunctionAnsatz, q, v):
     return tidy(sol), len(elim.free)
 
 
-def solutions_in_span(field_: NonholonomicField, terms, columns) -> list:
+def solutions_in_span(field_: NonholonomicField, terms, columns, *, prefilter: bool = True) -> list:
     """A basis of the combinations ``Σ_j c_j t_j`` of ``terms`` (functions of ``(q, v^α)``) whose
     ``Σ_j c_j columns_j`` vanishes identically in (q, v), the ``c_j`` constants (possibly depending on the
     parameters).  A numerical test at generic fixed parameters first keeps only the terms that take part
     in some relation among the columns (:func:`~anholo.algebra.numeric.numerical_relations`); the
-    coefficients in (q, v) of the rest give a linear system solved exactly.  Constants are not returned."""
+    coefficients in (q, v) of the rest give a linear system solved exactly (``prefilter=False``: the terms are
+    already narrowed, e.g. by :func:`~anholo.analysis.first_integrals.numerical_span_filter`).  Constants are
+    not returned."""
     nh = field_.system
     q, v = nh.frame.chart.coordinates, nh.free_velocities
     terms, columns = list(terms), list(columns)
-    fixed = fixed_parameters(nh.frame.chart.parameters)
-    relations = _all_relations([col.xreplace(fixed) for col in columns] if fixed else columns)
-    if relations is not None and not relations:
-        return []
+    relations = None
+    if prefilter:
+        fixed = fixed_parameters(nh.frame.chart.parameters)
+        relations = _all_relations([col.xreplace(fixed) for col in columns] if fixed else columns)
+        if relations is not None and not relations:
+            return []
     if relations:
         keep = sorted({j for r in relations for j, x in enumerate(r) if abs(x) > 1e-7 * max(abs(y) for y in r)})
         terms, columns = [terms[j] for j in keep], [columns[j] for j in keep]
