@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import sympy as sp
@@ -286,8 +285,7 @@ def _numerical_relations(field_: NonholonomicField, terms, seed: int = 29):
     nullity = len(keep)
     rest = np.flatnonzero(~zero)
     if len(rest) > 1 or (len(rest) == 1 and not keep):
-        with _one_blas_thread():
-            _, sv, vh = np.linalg.svd(M[:, rest] / scale[rest], full_matrices=True)
+        _, sv, vh = np.linalg.svd(M[:, rest] / scale[rest], full_matrices=True)
         for k in range(len(rest)):
             if k < len(sv) and sv[k] > _TOLERANCE * sv[0]:
                 continue
@@ -319,42 +317,6 @@ def _independent(candidates: list, fixed: list, variables) -> list:
             kept.append(F)
             out.append(F)
     return out
-
-
-@contextmanager
-def _one_blas_thread():
-    """OpenBLAS on one thread inside the block (numpy's bundled library, when it is found): the SVD of a few
-    hundred columns takes 0.04 s on one thread, and seconds of CPU time on two threads of a loaded machine
-    (threads waiting on each other count as CPU time, the measure of the report's budgets)."""
-    setter = getter = None
-    try:
-        import ctypes
-        import glob
-        import os
-
-        import numpy as np
-
-        libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
-        for path in libs:
-            lib = ctypes.CDLL(path)
-            for prefix in ("scipy_openblas", "openblas"):
-                for suffix in ("64_", "_64_", ""):
-                    if hasattr(lib, f"{prefix}_set_num_threads{suffix}") and hasattr(lib, f"{prefix}_get_num_threads{suffix}"):
-                        setter = getattr(lib, f"{prefix}_set_num_threads{suffix}")
-                        getter = getattr(lib, f"{prefix}_get_num_threads{suffix}")
-                        break
-                if setter is not None:
-                    break
-    except OSError:
-        setter = None
-    before = getter() if setter is not None else None
-    if setter is not None:
-        setter(1)
-    try:
-        yield
-    finally:
-        if setter is not None:
-            setter(before)
 
 
 def first_integrals(field_: NonholonomicField, *, generators=(), max_degree: int = 2, quadratic: bool = True,
