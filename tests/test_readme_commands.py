@@ -35,10 +35,6 @@ def _params():
     out = []
     for command in readme_commands():
         marks = [pytest.mark.slow] if any(s in command for s in SLOW) else []
-        if command.startswith("anholo analyze rattleback"):
-            marks.append(pytest.mark.xfail(strict=True, reason=(
-                "the first-integrals block prints the energy of a large system as '[expression with 279 distinct "
-                "subexpressions, not printed …]' (analysis/flow_summaries.py, FirstIntegralsSummary.text)")))
         out.append(pytest.param(command, marks=marks, id=command[len("anholo "):][:60]))
     return out
 

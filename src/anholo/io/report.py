@@ -429,7 +429,7 @@ _NOT_PRINTED = re.compile(r"^(\s*)(\S+|" + _NOTE + r") = \[expression with (\d+)
                           r"not printed: (.*)\]$")
 
 
-_INLINE = re.compile(r" = \[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]")
+_INLINE = re.compile(r"( =|:) \[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]")
 _TEX_INLINE = re.compile(r"\\text\{\[expression with (\d+) distinct subexpressions, not printed: ([^\]]*)\]\}")
 
 
@@ -459,8 +459,8 @@ def _gathered(lines: list) -> list:
     for line in joined:
         m = _NOT_PRINTED.match(line)
         if not m and "[expression with " in line:  # mentioned in a sentence: said in words
-            line = _INLINE.sub(lambda x: f" is not printed here ({x.group(1)} distinct subexpressions): {x.group(2)}",
-                               line)
+            line = _INLINE.sub(lambda x: (" is not printed here" if x.group(1) == " =" else ": not printed here")
+                               + f" ({x.group(2)} distinct subexpressions): {x.group(3)}", line)
         if m and (not run or run[0][1].group(1) == m.group(1)):
             run.append((line, m))
             continue
