@@ -117,7 +117,11 @@ def test_names_of_several_letters_are_upright_symbols_with_the_accent_on_the_nam
     from anholo.algebra.printing import symbol_tex
 
     lean, lean_dot, rear = sp.symbols("lean lean_dot rear_wheel_dot")
-    assert latex(sp.sin(lean) * lean_dot) == r"\dot{\mathrm{lean}} \sin{\left(\mathrm{lean} \right)}"
+    assert latex(sp.sin(lean) * lean_dot) == r"\dot{\mathrm{lean}}\,\sin{\left(\mathrm{lean} \right)}"
+    # words side by side would read as one word: products of them get thin spaces, products of letters none
+    spin_dot, m, x = sp.symbols("spin_dot m x")
+    assert latex(lean_dot * spin_dot) == r"\dot{\mathrm{lean}}\,\dot{\mathrm{spin}}"
+    assert latex(2 * m * x) == "2 m x"
     assert latex(rear) == r"\dot{\mathrm{rear}}_{\mathrm{wheel}}"
     assert dotted(lean, 2) == r"\ddot{\mathrm{lean}}"
     # letters, indices and Greek names as sympy writes them

@@ -109,6 +109,7 @@ def latex(expr, **kwargs) -> str:
     expr = sympified(expr)
     names = symbol_latex_names(expr)
     names.update(kwargs.pop("symbol_names", {}))
+    _spaced_products(names, kwargs)
     out = sp.latex(expr, symbol_names=names, **kwargs)
     if len(out) > _LONG and "long_frac_ratio" not in kwargs:
         # a long fraction as (1/denominator)(numerator), as in print: the numerator can break over lines
@@ -117,6 +118,14 @@ def latex(expr, **kwargs) -> str:
 
 
 _LONG = 400  # characters of LaTeX beyond which long fractions are split
+
+
+def _spaced_products(names: dict, options: dict) -> None:
+    """Products get a thin space between factors (``mul_symbol``) when a name is an upright word: sympy
+    writes factors side by side, and ``\dot{\mathrm{lean}} \dot{\mathrm{spin}}`` would be typeset
+    as one word."""
+    if "mul_symbol" not in options and any(r"\mathrm{" in tex for tex in names.values()):
+        options["mul_symbol"] = r"\,"
 
 
 def _symbols_in(obj, found: set) -> set:
@@ -141,6 +150,7 @@ def display_latex(obj, **options) -> str:
     """
     names = {s: symbol_tex(s.name) for s in _symbols_in(obj, set())}
     names.update(options.pop("symbol_names", {}))
+    _spaced_products(names, options)
     return sp.latex(obj, symbol_names=names, **options)
 
 
