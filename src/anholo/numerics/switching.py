@@ -42,6 +42,9 @@ START_FACTOR = 5.0
 BETTER = 10.0
 #: Accepted steps between two looks at the chart (sooner when the step size halves).
 CHECK_EVERY = 16
+#: Look every step past this share of the logarithmic way from the start to the threshold, every 4 steps past
+#: the second (:func:`integrate_charts`, ``pace``).
+PACE = (0.4, 0.0)
 
 
 @dataclass
@@ -57,6 +60,7 @@ class _Chart:
     maggi: object = None
     first: bool = False
     threshold: float = FRAME_SWITCH
+    start: float = 1.0  # the frame condition at the start of the run (the frame chart)
     inputs: dict = None  # the inputs' callables reading this chart's state (None: those of the run)
 
 
@@ -101,6 +105,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         with np.errstate(all="ignore"):
             start = frame_condition(compiled, y0, p, t0)
         chart.threshold = max(FRAME_SWITCH, START_FACTOR * start) if np.isfinite(start) else float("inf")
+        chart.start = start
     names = compiled.coordinate_names
     last = {"t": t0, "y": np.asarray(y0, float)}
 
@@ -122,11 +127,14 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             return True
         return False
 
-    def pace(cond, threshold) -> None:
-        """Look every step once the condition is past a fifth of its threshold, every 4 steps past a
-        twentieth: a chart's condition can grow from a few to hundreds within CHECK_EVERY smooth steps (the
-        knife edge solved for ẋ near θ = π), and every step taken near the pole of a chart costs."""
-        watch["every"] = 1 if cond > 0.2 * threshold else (4 if cond > 0.05 * threshold else CHECK_EVERY)
+    def pace(cond, threshold, base) -> None:
+        """Look every step once the condition has gone 60 % of the way from ``base`` (its value at the start of
+        a frame chart; 1, the best, in Maggi's equations) to its threshold on a logarithmic scale, every 4
+        steps past 30 %: a chart's condition can grow from a few to hundreds within CHECK_EVERY smooth steps
+        (the knife edge solved for ẋ near θ = π), and every step taken near the pole of a chart costs."""
+        base = max(base, 1.0) if np.isfinite(base) else 1.0
+        way = np.log(max(cond, base) / base) / np.log(max(threshold / base, 1.0 + 1e-9))
+        watch["every"] = 1 if way > PACE[0] else (4 if way > PACE[1] else CHECK_EVERY)
 
     def monitor(ch, t, y, h, stalled, solver):
         finite = bool(np.all(np.isfinite(y)))
@@ -146,7 +154,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             if not finite:
                 raise Switch(last["t"], last["y"], "the state of the frame chart became non-finite")
             cond = frame_condition(ch.compiled, y, ch.p, t)
-            pace(cond, ch.threshold)
+            pace(cond, ch.threshold, ch.start)
             if stalled:
                 raise Switch(t, np.array(y), f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
             if cond > ch.threshold:
@@ -161,7 +169,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             raise Stop(f"the state is no longer finite after {describe(ch, last['t'], last['y'])}")
         q = np.asarray(y[:ch.compiled.n], float)
         piv = atlas.pivot_condition(ch.maggi.dependent, q, params, t)
-        pace(piv, PIVOT_SWITCH)
+        pace(piv, PIVOT_SWITCH, 1.0)
         if piv > PIVOT_SWITCH or stalled:
             best = atlas.best(q, params, t)
             if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * PIVOT_BETTER < piv:
