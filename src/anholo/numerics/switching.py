@@ -217,10 +217,11 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
     nfev, message = 0, ""
     t_start, y_start = t0, np.asarray(y0, float)
     error = None
+    step_options = options
     while True:
         with np.errstate(all="ignore"):
             res = run_steps(chart, t_start, y_start, t1, method=method, rtol=rtol, atol=atol, t_eval=t_eval,
-                            events=_in_chart(events, chart), dense_output=dense_output, options=options,
+                            events=_in_chart(events, chart), dense_output=dense_output, options=step_options,
                             progress=progress, monitor=monitor, deadline=deadline, project=project)
         seg = res["segment"]
         seg.t_end = res["t"]
@@ -263,6 +264,11 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             chart = _Chart(new.compiled, tuple(pc), rhs_new, sw.t, label, maggi=new, inputs=new_inputs)
             t_start, y_start = sw.t, y_new
             last["t"], last["y"] = sw.t, y_new
+            h_last = getattr(res["solver"], "step_size", None)
+            if h_last and np.isfinite(h_last) and "first_step" not in (options or {}):
+                # the new chart starts with the step the old one last took (the same motion, the same
+                # scale of time) instead of estimating one from scratch
+                step_options = dict(options or {}, first_step=min(abs(h_last), abs(t1 - sw.t)))
             watch["since"], watch["h"], watch["every"] = CHECK_EVERY, float("inf"), CHECK_EVERY
             continue
         if status == "failed":
