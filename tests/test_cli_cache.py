@@ -31,9 +31,11 @@ def test_cache_lists_and_clears_only_anholos_files(tmp_path, monkeypatch, capsys
     assert len(list(tmp_path.glob("maggi-*.json"))) == 2
 
 
-def test_cache_command_line_is_one_line(tmp_path):
+def test_cache_command_line_is_short_and_errors_are_one_line(tmp_path):
     env = {"ANHOLO_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-m", "anholo", "cache"], capture_output=True, text=True, env=env)
-    assert out.returncode == 0 and out.stdout.count("\n") == 1 and "0 files" in out.stdout
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and 1 <= len(lines) <= 3 and "0 files" in lines[0]
+    assert str(tmp_path) in out.stdout and max(map(len, lines)) <= 120
     bad = subprocess.run([sys.executable, "-m", "anholo", "cache", "--purge"], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--purge" in bad.stderr

@@ -121,7 +121,7 @@ _LONG = 400  # characters of LaTeX beyond which long fractions are split
 
 
 def _spaced_products(names: dict, options: dict) -> None:
-    """Products get a thin space between factors (``mul_symbol``) when a name is an upright word: sympy
+    r"""Products get a thin space between factors (``mul_symbol``) when a name is an upright word: sympy
     writes factors side by side, and ``\dot{\mathrm{lean}} \dot{\mathrm{spin}}`` would be typeset
     as one word."""
     if "mul_symbol" not in options and any(r"\mathrm{" in tex for tex in names.values()):
