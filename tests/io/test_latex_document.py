@@ -240,3 +240,26 @@ def test_every_example_compiles_into_pages_that_show_every_heading(name, tmp_pat
         text = _pdf_text(pdf)
         headings = _heading_words(tex)
         assert headings and not [h for h in headings if _normalised(h) not in text]
+
+
+@pytest.mark.skipif(_LATEX is None, reason="no LaTeX engine installed (texlive-latex-base)")
+def test_sentences_with_a_call_to_run_fit_the_page(tmp_path):
+    """The hints that name a Python call (a budgeted search that stopped) are set as code, whose spaces do not
+    stretch: a justified line ending inside the call ran 35 pt into the margin (seen when CI's loaded machine
+    stopped the first-integrals search).  Every such sentence the reports can print, each its own paragraph
+    and inside a longer one, compiles without an overfull line."""
+    from anholo.algebra.printing import tex_text
+    from anholo.analysis.flow_summaries import _INTEGRALS_STOPPED, _STOPPED
+    from anholo.io.latex import PREAMBLE
+
+    sentences = [_INTEGRALS_STOPPED, "Searched: exp(c_A q^A) det(g)^k" + _STOPPED,
+                 "The −p + c search was stopped at its budget of 3 s of CPU time; run "
+                 "anholo.analysis.section_search.search_sections(system, degree=1, budget=None) in Python to "
+                 "complete it."]
+    body = "\n\n".join(tex_text(s) for s in sentences)
+    log, pdf = _compile(PREAMBLE + "\\begin{document}\n" + body + "\n\\end{document}\n", tmp_path)
+    widths = [float(w) for w in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)]
+    assert max(widths, default=0.0) <= 1.0, widths
+    if _PDFTOTEXT:
+        # the whole call is on the page (pdftotext reads the typewriter underscore as a space)
+        assert "anholo.analysis.firstintegrals.firstintegrals(field,budget=None)" in _pdf_text(pdf).replace("_", "")

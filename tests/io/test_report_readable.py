@@ -203,8 +203,10 @@ def test_verdict_text_is_set_by_the_latex_printer():
         r"$\hat{L} = L - p_{a} v^{a}$, equal to $\Gamma_{\mathrm{nh}}$ on $C$"
     assert tex_text("the section -p + c (1)") == "the section $-p + c$ (1)"
     assert tex_text("powers of sin(lean)") == r"powers of $\sin{\left(\mathrm{lean} \right)}$"
+    # code to run: in \texttt, with places before it and after its dots where a line may end ragged
+    brk = r"\hfil\penalty50\hfilneg{}"
     assert tex_text("run ch.momentum_sections(x) in Python") == \
-        r"run \texttt{ch.\allowbreak{}momentum\_sections(x)} in Python"
+        rf"run {brk}\texttt{{ch.{brk}momentum\_sections(x)}} in Python"
     assert tex_text("does not apply - the constraints") == "does not apply - the constraints"
     # prose, paths and ranges are left as text
     assert tex_text("see docs/chaplygin.rst (Props. 5-6)") == "see docs/chaplygin.rst (Props. 5-6)"

@@ -412,10 +412,16 @@ def _inline(s: str):
     return ", ".join(out)
 
 
+#: A place where a line may end ragged (``\hfil`` fills it) at no badness: a typewriter font's spaces do not
+#: stretch, so a justified line that ends inside a long name cannot be filled otherwise (overfull by 35 pt).
+_RAGGED_BREAK = r"\hfil\penalty50\hfilneg{}"
+
+
 def _code_tex(code: str) -> str:
-    """A Python statement as ``\\texttt``: specials escaped, breaks allowed after dots and semicolons."""
+    """A Python statement as ``\\texttt``: specials escaped, breaks allowed before it and after dots, commas and
+    semicolons, where the line may end ragged."""
     out = "".join(next((b for a, b in _TEX_SPECIAL if a == ch), ch) for ch in code)
-    return r"\texttt{" + re.sub(r"([.;])", r"\1\\allowbreak{}", out) + "}"
+    return _RAGGED_BREAK + r"\texttt{" + re.sub(r"([.;,])", r"\1" + _RAGGED_BREAK.replace("\\", "\\\\"), out) + "}"
 
 
 def tex_text(s: str) -> str:

@@ -27,6 +27,7 @@ PREAMBLE = r"""\documentclass[11pt]{article}
 \usepackage{breqn}
 \setlength{\parindent}{0pt}
 \setlength{\parskip}{0.5ex}
+\setlength{\emergencystretch}{3em}
 """
 
 _NOTE = re.compile(r"\\text\{(\[.*\])\}")
