@@ -174,22 +174,7 @@ def _wrapped_text(text: str) -> str:
 def _wrapped_line(line: str) -> list:
     from ..io.report import TEXT_WIDTH, _wrapped
 
-    width = TEXT_WIDTH
-    if len(line) <= width:
-        return [line]
-    lead = len(line) - len(line.lstrip())
-    indent = " " * min(lead + 4, width // 3)
-    lo = max(len(indent), width // 3)
-    out, rest = [], line
-    while len(rest) > width:
-        cut = _list_cut(rest, lo, width)
-        if cut is None:
-            break
-        out.append(rest[:cut].rstrip())
-        rest = indent + rest[cut:].lstrip()
-    if len(rest) > width:  # no separator of a list within the width: the report's rule for an expression
-        return out + _wrapped(rest)
-    return out + [rest]
+    return _wrapped(line, cut=lambda rest, lo: _list_cut(rest, lo, TEXT_WIDTH))
 
 
 def _list_cut(rest: str, lo: int, width: int):

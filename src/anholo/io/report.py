@@ -533,10 +533,11 @@ def _cut_at(rest: str, lo: int) -> int:
     return cut + 1 if cut > lo else width
 
 
-def _wrapped(line: str) -> list:
+def _wrapped(line: str, cut=None) -> list:
     """``line`` as lines of at most :data:`TEXT_WIDTH` characters, continuation lines indented four spaces
     more than the line: an expression is broken before `` + `` / `` - `` (else at a space or an operator),
-    prose between words."""
+    prose between words.  ``cut(rest, lo)``: another rule for where to break (the command line's lists); where
+    it finds no place (None), the rest is wrapped by this rule."""
     if len(line) <= TEXT_WIDTH:
         return [line]
     lead = len(line) - len(line.lstrip())
@@ -544,9 +545,11 @@ def _wrapped(line: str) -> list:
     lo = max(len(indent), TEXT_WIDTH // 3)
     out, rest = [], line
     while len(rest) > TEXT_WIDTH:
-        cut = _cut_at(rest, lo)
-        out.append(rest[:cut].rstrip())
-        rest = indent + rest[cut:].lstrip()
+        at = (cut or _cut_at)(rest, lo)
+        if at is None:
+            return out + _wrapped(rest)
+        out.append(rest[:at].rstrip())
+        rest = indent + rest[at:].lstrip()
     return out + [rest]
 
 
