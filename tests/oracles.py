@@ -624,3 +624,23 @@ def max_at_random_points(expr, count=8, seed=3):
     syms = sorted(expr.free_symbols, key=str)
     f = sp.lambdify(syms, expr, cse=True)
     return max(abs(float(f(*[rng.uniform(0.3, 1.8) for _ in syms]))) for _ in range(count))
+
+
+def particle_integral_rates(texts, seeds=range(3)) -> list:
+    """``dF/dt`` along the nonholonomic particle's motion (ż = y ẋ, L = |q̇|²/2; the coordinate multiplier
+    method, :func:`constrained_coordinate_solution`) of each integral written as text in ``x, y, z`` and their
+    ``_dot`` velocities, at seeded points of C: a list of floats (0 for an integral)."""
+    q = sp.symbols("x y z", real=True)
+    u = sp.symbols("x_dot y_dot z_dot", real=True)
+    cons = [u[2] - q[1] * u[0]]
+    L = (u[0] ** 2 + u[1] ** 2 + u[2] ** 2) / 2
+    names = {s.name: s for s in q + u}
+    rates = []
+    for seed in seeds:
+        pt = point_on_constraints(q, u, cons, [], [u[2]], seed)
+        qdd, _ = constrained_coordinate_solution(L, q, u, cons, pt)
+        for text in texts:
+            F = sp.sympify(str(text), locals=names)
+            rates.append(float(sum(sp.diff(F, s).xreplace(pt) * val
+                                    for s, val in zip(q + u, [pt[s] for s in u] + list(qdd)))))
+    return rates
