@@ -193,6 +193,30 @@ def test_cli_simulates_the_issue_command(capsys, tmp_path):
     assert np.max(np.abs(data[:, 1:].T - ref)) < 1e-6
 
 
+def test_cli_changes_chart_with_inputs(capsys, tmp_path):
+    """``--input`` with ``--dependent``: the inputs written as expressions are read in the new chart's state,
+    so the command line watches and changes charts for controlled systems too (it ran them unwatched)."""
+    path, out_csv = tmp_path / "knife_torque.toml", tmp_path / "k.csv"
+    path.write_text('name = "knife edge with a damping torque"\ncoordinates = ["x", "y", "theta"]\n'
+                    'inputs = ["tau"]\nlagrangian = "(x_dot^2 + y_dot^2 + theta_dot^2)/2"\n'
+                    'constraints = ["sin(theta)*x_dot - cos(theta)*y_dot"]\nforces = ["0", "0", "tau"]\n')
+    q0, qdot0 = [0.35, 0.45, 0.55], [0.9 * math.cos(0.55), 0.9 * math.sin(0.55), 0.6]
+    code, out, err = run(capsys, "simulate", path, "--dependent", "y", "--q0=" + ",".join(map(repr, q0)),
+                         "--qdot0=" + ",".join(map(repr, qdot0)), "--t-end", 8, "--points", 17,
+                         "--input", "tau=-0.05*theta_dot", "--csv", out_csv)
+    assert code == 0, err
+    assert "changed chart at t = " in err, err
+    from oracles import multiplier_ode
+
+    x, y, th, xd, yd, thd = sp.symbols("x y theta x_dot y_dot theta_dot")
+    f = multiplier_ode((xd**2 + yd**2 + thd**2) / 2, [x, y, th], [xd, yd, thd], [sp.sin(th) * xd - sp.cos(th) * yd],
+                       forces=[0, 0, -thd / 20])
+    header, data = read_csv(out_csv)
+    ref = solve_ivp(f, (0, 8), [*q0, *qdot0], t_eval=data[:, 0], rtol=1e-12, atol=1e-13, method="DOP853")
+    assert np.abs(data[:, 1:4].T - ref.y[:3]).max() < 1e-6
+    assert abs(data[-1, 6] - 0.6 * math.exp(-0.4)) < 1e-6  # θ̈ = −θ̇/20: the torque was applied
+
+
 def test_cli_stop_when(capsys, tmp_path):
     path = tmp_path / "v.csv"
     code, out, err = run(capsys, "simulate", VESELOVA, "--q0=0.1,1.0,0.3", "--qdot0=-0.3782116141076978,0.4,0.7",
@@ -310,6 +334,8 @@ def _coordinate_reference(system, q0, qdot0, times):
 @pytest.mark.parametrize("name, dependent, q0, qdot0, t_end", [
     # ẋ = cot θ ẏ: the frame ∂_θ, cot θ ∂_x + ∂_y has a pole at θ = π, crossed at t ≈ 8.6
     ("knife_edge", ["x"], [0.35, 0.45, 0.55], [0.9 * math.cos(0.55), 0.9 * math.sin(0.55), 0.3], 12.0),
+    # ẏ = tan θ ẋ: poles at θ = π/2 (crossed at t ≈ 3.4) and 3π/2
+    ("knife_edge", ["y"], [0.35, 0.45, 0.55], [0.9 * math.cos(0.55), 0.9 * math.sin(0.55), 0.3], 20.0),
     # ẋ and φ̇ solved from the rolling constraints: a pole where the disk heads along the y axis
     ("vertical_rolling_disk", ["x", "phi"], [0.35, 0.45, 0.55, 0.65], None, 12.0),
 ])
@@ -329,3 +355,21 @@ def test_a_singular_choice_of_dependent_velocities_is_left_in_time(name, depende
     assert np.abs(run.q - ref).max() < 1e-6
     without = simulate(compile_system(from_system(system, "nonholonomic")), (0.0, t_end), q0, qdot0, t_eval=times)
     assert np.abs(without.q - ref).max() < 1e-6  # the oracle agrees with the catalogue's regular frame too
+
+
+def test_a_singular_choice_goes_on_in_the_systems_own_frame():
+    """Where the user's dependent velocities degenerate and the system's own adapted frame does not (the
+    knife edge's ``cos θ ∂x + sin θ ∂y, ∂θ`` has no pole), the run goes on in that frame rather than in
+    Maggi's equations, whose every choice of one dependent velocity has two poles per turn; a frame-language
+    system whose own frame is the one that degenerates (Veselova's) goes to Maggi's equations instead."""
+    system = System.load("knife_edge")
+    q0, qdot0 = [0.35, 0.45, 0.55], [0.9 * math.cos(0.55), 0.9 * math.sin(0.55), 0.3]
+    times = np.linspace(0.0, 20.0, 41)
+    chosen = compile_system(from_system(system, "nonholonomic", dependent=["y"]))
+    run = simulate(chosen, (0.0, 20.0), q0, qdot0, t_eval=times, atlas=ChartAtlas(system))
+    assert len(run.notes) == 1 and run.notes[0].endswith("-> the system's frame"), run.notes
+    assert np.abs(run.q - _coordinate_reference(system, q0, qdot0, times)).max() < 1e-6
+    veselova = System.load(str(VESELOVA))
+    c = compile_system(from_system(veselova, "nonholonomic"))
+    traj = simulate(c, (0.0, 2.0), Q0, QDOT0, atlas=ChartAtlas(veselova))
+    assert traj.notes and "-> Maggi's equations" in traj.notes[0], traj.notes

@@ -27,7 +27,9 @@ the natural velocities ``q̇ = X_α v^α + β`` (finite where the old chart stil
 chart has a singular ``g`` (``cond(g) > SINGULAR_MASS``) the motion itself is singular there: ``W``
 restricted to D degenerates, either in the coordinates (Euler angles at gimbal lock) or in the
 Lagrangian; :func:`~anholo.numerics.simulate` then stops with :class:`~anholo.errors.IntegrationError`
-saying where and why.  docs/simulation.rst, *Frame singularities*, has the whole scheme.
+saying where and why.  Where the field was integrated in a user's choice of dependent velocities, the
+system's own adapted frame (:meth:`ChartAtlas.home`) is a candidate too, preferred when it is as good.
+docs/simulation.rst, *Frame singularities*, has the whole scheme.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from scipy.linalg import qr
 from ..algebra.program import Program
 from ..errors import AnholoError, SimulationError
 
-__all__ = ["ChartAtlas", "frame_condition", "FRAME_SWITCH", "PIVOT_SWITCH", "PIVOT_BETTER", "SINGULAR_MASS"]
+__all__ = ["ChartAtlas", "frame_condition", "frame_rows", "FRAME_SWITCH", "PIVOT_SWITCH", "PIVOT_BETTER", "SINGULAR_MASS"]
 
 #: The frame condition above which the frame chart is left (also: 5 × its value at the start, if larger;
 #: and only for a chart whose frame and pivot conditions are 10 × smaller: anholo.numerics.switching).
@@ -51,7 +53,8 @@ FRAME_SWITCH = 10.0
 #: better).  Low, because the charts of Maggi's equations are anholo's own and a change costs a restart of the
 #: solver, while steps near a pole of the pivot cost more all the way: the knife edge turning through several
 #: half-turns (every choice of one dependent velocity is singular twice per turn) costs 2.8× the evaluations of
-#: its regular frame at 10 / 10, 2.2× at 4 / 4 (benchmarks/bench_frame_singularity.py).
+#: its regular frame at 10 / 10, 2.2× at 4 / 4 (benchmarks/bench_frame_singularity.py); where the system's own
+#: frame is regular (:meth:`ChartAtlas.home`) the run goes on in it instead, at 1.4×.
 PIVOT_SWITCH = 4.0
 #: A change of dependent velocities is made only for a choice whose pivot condition is this many times smaller.
 PIVOT_BETTER = 4.0
@@ -82,17 +85,23 @@ def velocity_block(compiled) -> tuple:
     return n, dim - n
 
 
-def frame_condition(compiled, y, p, t: float = 0.0) -> float:
-    """The frame condition ``κ_X`` of the chart of ``compiled`` at the state ``y`` (module docstring): the
-    larger condition number of the rows ``X_α = ∂q̇/∂v^α`` as they are and scaled to unit length."""
+def frame_rows(compiled, y, p, t: float = 0.0) -> np.ndarray:
+    """The rows ``X_α = ∂q̇/∂v^α`` (m × n) of the chart of ``compiled`` at the state ``y``, read from the
+    compiled map ``v ↦ q̇`` at ``v = 0, e_1, …, e_m`` (one vectorised call)."""
     start, m = velocity_block(compiled)
-    if m == 0:
-        return 1.0
     Y = np.repeat(np.asarray(y, float)[:, None], m + 1, axis=1)
     Y[start:start + m, :] = np.hstack([np.zeros((m, 1)), np.eye(m)])
     with np.errstate(all="ignore"):
         U = compiled.natural_velocities(Y, p, t)
-    X = (U[:, 1:] - U[:, :1]).T  # rows X_α
+    return (U[:, 1:] - U[:, :1]).T
+
+
+def frame_condition(compiled, y, p, t: float = 0.0) -> float:
+    """The frame condition ``κ_X`` of the chart of ``compiled`` at the state ``y`` (module docstring): the
+    larger condition number of the rows ``X_α = ∂q̇/∂v^α`` as they are and scaled to unit length."""
+    if velocity_block(compiled)[1] == 0:
+        return 1.0
+    X = frame_rows(compiled, y, p, t)
     norms = np.linalg.norm(X, axis=1)
     if not np.all(np.isfinite(norms)) or np.any(norms == 0):
         return float("inf")
@@ -142,6 +151,30 @@ class ChartAtlas:
             self.unavailable = ""
         self.names = tuple(q.name for q in sysm.chart.coordinates)
         self._kappa = None
+        self._home = None
+
+    # --- the system's own frame ------------------------------------------------------------------
+    def home(self):
+        """The compiled nonholonomic field in the system's own adapted frame (``from_system(system,
+        "nonholonomic")``: the frame a file or a user wrote, else the library's, which avoids the usual
+        poles), built once; None without constraints, for a large system (whose own chart is Maggi's) or
+        with holonomic constraints (kept by projection, no change of chart).  A run from a user's choice of
+        dependent velocities goes on in it where that choice degenerates and it does not (the knife edge
+        solved for ẏ: its poles at θ = ±π/2 are not poles of ``cos θ ∂x + sin θ ∂y, ∂θ``)."""
+        if self._home is None:
+            self._home = False
+            if self.k and not self.unavailable and not getattr(self.system, "holonomic", ()):
+                from ..dynamics.maggi import MaggiSystem
+                from .compile import compile_system
+                from .ode import from_system
+
+                try:
+                    ode = from_system(self.system, "nonholonomic")
+                    if not isinstance(ode, MaggiSystem) and not getattr(ode, "holonomic", ()):
+                        self._home = compile_system(ode)
+                except AnholoError:
+                    pass
+        return self._home or None
 
     # --- the constraint matrix ---------------------------------------------------------------
     def _maggi(self, dependent):

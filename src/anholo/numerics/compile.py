@@ -501,8 +501,10 @@ def compile_system(system) -> CompiledSystem:
         ("p", ode.parameters, "param")]
     L = ode.lagrangian
     energy = sp.Add(*[ui * L.diff(ui) for ui in u]) - L
+    rhs_source = _generated_rhs(ode, times)  # the one code generator (C where a compiler works)
     sources = [
-        _function_source("make_rhs", ode.rates, [("t", tuple(times), "time")] + state, vector=False, factory=True),
+        rhs_source or _function_source("make_rhs", ode.rates, [("t", tuple(times), "time")] + state, vector=False,
+                                       factory=True),
         _function_source("natural_velocities", ode.natural_velocities, [("t", tuple(velocity_times), "time")]
                          + [("y", ode.state, "state"), ("p", ode.parameters, "param")],
                          vector=True, factory=False),
@@ -534,6 +536,39 @@ def compile_system(system) -> CompiledSystem:
     return CompiledSystem(ode.kind, ode.name, "\n".join(sources), tuple(p.name for p in ode.parameters), values,
                           ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode,
                           control_names=tuple(u.name for u in ode.inputs))
+
+def _generated_rhs(ode: FirstOrderSystem, times) -> str:
+    """Source of ``make_rhs(p)`` through the one code generator (:mod:`anholo.algebra.codegen`): the rates as a
+    straight-line program of ``(t, state, parameters[, inputs])``, C built at run time where a compiler works
+    (cached by its digest), else Python with :mod:`math`; the parameters, then the inputs' values, are run-time
+    arguments.  ``""`` where the rates have an expression symengine cannot take (the sympy printer's source is
+    used then)."""
+    from ..algebra.codegen import c_text, find_compiler, python_source
+    from ..algebra.engine import se, to_engine
+    from ..algebra.program import Program
+
+    if len(times) > 1:
+        return ""
+    try:
+        rates = [to_engine(without_deltas(sp.sympify(e))) for e in ode.rates]
+        time = [to_engine(next(iter(times)))] if times else [se.Symbol("t")]
+        state = [to_engine(x) for x in ode.state]
+        params = [to_engine(x) for x in (*ode.parameters, *ode.inputs)]
+        program = Program.from_expressions(tuple(time + state + params), rates)
+        groups = (("t", time), ("y", state), ("p", params))
+        c_src = c_text(program, groups) if find_compiler() is not None else ""
+        py_src = python_source(program, groups)
+    except Exception:  # noqa: BLE001 - an expression symengine or the program cannot take
+        return ""
+    dim, k = len(state), len(params)
+    lines = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}", "def make_rhs(p):",
+             f"    f = _generated(_RHS_C, _RHS_PY, {dim}, {dim}, {k})"]
+    if ode.inputs:  # rhs(t, y, w): the inputs' values w after the parameters
+        lines += ["    p = list(p)", "    return lambda t, y, w: f(t, y, p + [float(x) for x in w])"]
+    else:
+        lines += ["    return f.bind(p)"]
+    return "\n".join(lines) + "\n"
+
 
 def compile_functions(exprs: Sequence, coordinates: Sequence, velocities: Sequence, parameters: Sequence):
     """Vectorised ``f(Q, U, p)`` for expressions in ``(q, q̇)`` and parameters (used by the monitors).

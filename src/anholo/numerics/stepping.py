@@ -13,6 +13,8 @@ one's own allows:
   a long run whose steps are all short is not a collapse) or a state that is no longer finite is a singularity: the
   chart is changed if it is the frame's, otherwise the run stops with a one-line message (t, the
   state, the monitors);
+* a right-hand side that is not finite at the initial state stops the run with that reason (generated C
+  gives ``inf``/``nan`` where Python code raises ZeroDivisionError);
 * a solver whose initial step size is not a number (``atol = 0`` with a state component that is 0:
   scipy's error scale is then 0 and its step loop never ends) is stopped before its first step;
 * with a ``deadline`` (a ``time.monotonic()`` value: the command line's time budget), a run whose pace
@@ -85,11 +87,12 @@ class Stop(Exception):
 
 
 class Switch(Exception):
-    """Raised by a monitor: continue from ``(t, y)`` (the chart's own state) in another chart."""
+    """Raised by a monitor: continue from ``(t, y)`` (the chart's own state) in another chart: ``home`` the
+    system's own adapted frame, else the chart of Maggi's equations with the best pivot there."""
 
-    def __init__(self, t, y, reason: str):
+    def __init__(self, t, y, reason: str, home: bool = False):
         super().__init__(reason)
-        self.t, self.y, self.reason = t, y, reason
+        self.t, self.y, self.reason, self.home = t, y, reason, home
 
 
 def _event_props(events):
@@ -154,6 +157,10 @@ def run_steps(chart, t0: float, y0, t1: float, *, method, rtol, atol, t_eval=Non
     steps = 0
     try:
         h0 = getattr(solver, "h_abs", 1.0)
+        f0 = getattr(solver, "f", None)
+        if f0 is not None and not np.all(np.isfinite(f0)):  # compiled code gives inf/nan where Python raised
+            raise Stop(f"the right-hand side is not finite at the initial state (t = {t0:g}): the frame, the "
+                       "Hessian or a coordinate chart is singular there; start elsewhere or choose other coordinates")
         if h0 is not None and not np.isfinite(h0):
             raise Stop(f"the initial step size is not a number at t = {t0:g}: with atol = 0 a state component "
                        "that is 0 cannot be controlled by the relative tolerance alone; give a positive atol")

@@ -8,11 +8,15 @@ and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
    and pivot conditions of Maggi's equations for the dependent velocities with the best pivot at ``q``
    (QR with column pivoting of ``κ(q)``) are ``BETTER`` times smaller, or the step size collapses, or the state
    stops being finite, the motion goes on in those Maggi's equations, from the natural velocities ``q̇``
-   of the last good state.  (The cost of a step grows with ``κ_X`` well before the frame fails: on the
+   of the last good state — or in the system's own adapted frame (:meth:`ChartAtlas.home
+   <anholo.numerics.charts.ChartAtlas.home>`) when its frame condition there is at least as good and
+   ``BETTER`` times smaller than the chart's (a user's choice of dependent velocities with a pole on the
+   motion).  (The cost of a step grows with ``κ_X`` well before the frame fails: on the
    Veselova system the evaluations per unit time triple between ``κ_X = 3`` and ``κ_X = 12``.)  On C both charts describe the same motion, so
    nothing is lost but rounding.
 2. In a chart of Maggi's equations, the pivot condition ``‖κ‖ / σ_min(κ_P(q))``: above ``PIVOT_SWITCH`` (and
-   ``PIVOT_BETTER`` times the best's) the dependent velocities are chosen again, the same way; and the mass
+   ``PIVOT_BETTER`` times the best's) the dependent velocities are chosen again, the same way (or the run
+   goes on in the system's own frame, if its frame condition is better than that best pivot); and the mass
    condition ``cond g``: above ``SINGULAR_MASS`` (or when the steps collapse in the best chart) the
    motion itself is singular, and the run stops with :class:`~anholo.errors.IntegrationError`: t, the
    state, and why.
@@ -30,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import IntegrationError, SimulationError
-from .charts import FRAME_SWITCH, PIVOT_BETTER, PIVOT_SWITCH, SINGULAR_MASS, frame_condition
+from ..errors import AnholoError, IntegrationError, SimulationError
+from .charts import FRAME_SWITCH, PIVOT_BETTER, PIVOT_SWITCH, SINGULAR_MASS, frame_condition, frame_rows
 from .stepping import Stop, Switch, append_last as _append_last, run_steps
 
 __all__ = ["integrate_charts", "START_FACTOR"]
@@ -128,9 +132,9 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         return False
 
     def pace(cond, threshold, base) -> None:
-        """Look every step once the condition has gone 60 % of the way from ``base`` (its value at the start of
-        a frame chart; 1, the best, in Maggi's equations) to its threshold on a logarithmic scale, every 4
-        steps past 30 %: a chart's condition can grow from a few to hundreds within CHECK_EVERY smooth steps
+        """Look every step once the condition has gone ``PACE[0]`` (40 %) of the way from ``base`` (its value at
+        the start of a frame chart; 1, the best, in Maggi's equations) to its threshold on a logarithmic scale,
+        every 4 steps once it is above ``base`` (``PACE[1]``): a chart's condition can grow from a few to hundreds within CHECK_EVERY smooth steps
         (the knife edge solved for ẋ near θ = π), and every step taken near the pole of a chart costs."""
         base = max(base, 1.0) if np.isfinite(base) else 1.0
         way = np.log(max(cond, base) / base) / np.log(max(threshold / base, 1.0 + 1e-9))
@@ -158,7 +162,11 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             if stalled:
                 raise Switch(t, np.array(y), f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
             if cond > ch.threshold:
+                home = _home_condition(ch, t, y)
                 other = _alternative(ch, t, y)
+                if home is not None and home * BETTER < cond and (other is None or home <= other):
+                    raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {home:.3g} in the system's frame",
+                                 home=True)
                 if other is not None and other * BETTER < cond:
                     raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {other:.3g} in Maggi's equations")
                 ch.threshold = 2 * cond  # no better chart here: look again when it has doubled
@@ -172,7 +180,12 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         pace(piv, PIVOT_SWITCH, 1.0)
         if piv > PIVOT_SWITCH or stalled:
             best = atlas.best(q, params, t)
-            if best != ch.maggi.dependent and atlas.pivot_condition(best, q, params, t) * PIVOT_BETTER < piv:
+            other = atlas.pivot_condition(best, q, params, t) if best != ch.maggi.dependent else float("inf")
+            home = _home_condition(ch, t, y)
+            if home is not None and home * PIVOT_BETTER < piv and home <= other:
+                raise Switch(t, np.array(y), f"pivot condition {piv:.3g}, frame condition {home:.3g} in the "
+                             "system's frame", home=True)
+            if other * PIVOT_BETTER < piv:
                 raise Switch(t, np.array(y), f"pivot condition {piv:.3g}")
         mass = atlas.mass_condition(ch.maggi, y, params, t)
         if mass > SINGULAR_MASS or stalled:
@@ -200,6 +213,35 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         except SimulationError:
             return None
         return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
+
+    def _home_condition(ch, t, y):
+        """The frame condition of the system's own frame at the state ``y`` of ``ch`` (None if there is no such
+        chart, or ``ch`` has the same frame)."""
+        home = _home_state(ch, t, y)
+        if home is None:
+            return None
+        compiled, pc, y_home = home
+        if ch.maggi is None and ch.compiled.dim == compiled.dim:
+            with np.errstate(all="ignore"):
+                same = np.allclose(frame_rows(ch.compiled, y, ch.p, t), frame_rows(compiled, y_home, pc, t),
+                                   rtol=1e-12, atol=1e-12)
+            if same:
+                return None
+        return frame_condition(compiled, y_home, pc, t)
+
+    def _home_state(ch, t, y):
+        """``(compiled, parameters, state)`` of the system's own frame at the state ``y`` of ``ch``, or None."""
+        home = atlas.home()
+        if home is None or home is ch.compiled:
+            return None
+        q, u = _natural(ch, t, y)
+        pc = home.parameter_vector({k: v for k, v in params.items() if k in home.parameters})
+        try:
+            with np.errstate(all="ignore"):
+                y_home = home.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=t)
+        except (AnholoError, ZeroDivisionError, OverflowError, ValueError):
+            return None
+        return (home, pc, y_home) if np.all(np.isfinite(y_home)) else None
 
     def _other_chart(ch, t, y) -> bool:
         """Whether the best chart at the state ``y`` of ``ch`` is another one than ``ch``."""
@@ -230,8 +272,10 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 and last["t"] != chart.t0 and _other_chart(chart, last["t"], last["y"])):
             # the right-hand side cannot be evaluated beyond the last good state (a pole of this chart's
             # frame or pivot that a step landed on): go on from that state in the best chart there
+            home = _home_condition(chart, last["t"], last["y"])
             res = dict(res, status="switch", switch=Switch(last["t"], np.array(last["y"]),
-                                                           f"the field could not be evaluated: {res['error']}"))
+                                                           f"the field could not be evaluated: {res['error']}",
+                                                           home=home is not None and home < FRAME_SWITCH))
         for i, (te, ye) in enumerate(zip(res["t_events"], res["y_events"])):
             t_events[i] += te
             y_events[i] += ye
@@ -243,14 +287,19 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             seg.t_end = sw.t
             q, u = _natural(chart, sw.t, sw.y)
             try:
-                best = atlas.best(q, params, sw.t)
-                new = atlas.chart(best)
-                pc = new.compiled.parameter_vector({k: v for k, v in params.items() if k in new.compiled.parameters})
+                home = _home_state(chart, sw.t, sw.y) if sw.home else None
+                if home is not None:
+                    new, (target, pc, y_new) = None, home
+                else:
+                    new = atlas.chart(atlas.best(q, params, sw.t))
+                    target = new.compiled
+                    pc = target.parameter_vector({k: v for k, v in params.items() if k in target.parameters})
+                    with np.errstate(all="ignore"):
+                        y_new = target.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=sw.t)
                 with np.errstate(all="ignore"):
-                    y_new = new.compiled.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=sw.t)
-                    new_inputs = (written_inputs.functions(new.compiled, p, pc)
-                                  if written_inputs is not None and new.compiled.control_names else None)
-                    rhs_new = new.compiled.rhs(pc, new_inputs)
+                    new_inputs = (written_inputs.functions(target, p, pc)
+                                  if written_inputs is not None and target.control_names else None)
+                    rhs_new = target.rhs(pc, new_inputs)
             except SimulationError as exc:
                 _close(progress)
                 raise IntegrationError(f"the integration stopped {describe(chart, sw.t, sw.y)}: {sw.reason} and "
@@ -259,9 +308,13 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 _close(progress)
                 raise IntegrationError(f"the integration stopped {describe(chart, sw.t, sw.y)}: {sw.reason}, and "
                                        "the state is not finite in the best chart.")
-            label = _maggi_label(new)
+            label = _maggi_label(new) if new is not None else "the system's frame"
             notes.append(f"changed chart at t = {sw.t:.10g} ({sw.reason}): {chart.label} -> {label}")
-            chart = _Chart(new.compiled, tuple(pc), rhs_new, sw.t, label, maggi=new, inputs=new_inputs)
+            chart = _Chart(target, tuple(pc), rhs_new, sw.t, label, maggi=new, inputs=new_inputs)
+            if new is None:  # a frame chart again: watched from its condition here, as a run's first chart
+                with np.errstate(all="ignore"):
+                    chart.start = frame_condition(target, y_new, pc, sw.t)
+                chart.threshold = max(FRAME_SWITCH, START_FACTOR * chart.start)
             t_start, y_start = sw.t, y_new
             last["t"], last["y"] = sw.t, y_new
             h_last = getattr(res["solver"], "step_size", None)
