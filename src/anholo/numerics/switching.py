@@ -80,6 +80,14 @@ def _natural(chart: _Chart, t, y) -> tuple:
     return y[:c.n], u
 
 
+def _state_in(target, params: dict, q, u, t) -> tuple:
+    """``(parameter vector, state)`` of the natural state ``(q, q̇)`` in the chart of the compiled field
+    ``target`` (the constraints are not checked again: the state came from a chart of the same motion)."""
+    pc = target.parameter_vector({k: v for k, v in params.items() if k in target.parameters})
+    with np.errstate(all="ignore"):
+        return pc, target.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=t)
+
+
 def _params(compiled, p) -> dict:
     return dict(zip(compiled.parameters, (float(x) for x in p)))
 
@@ -207,9 +215,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         q, u = _natural(ch, t, y)
         try:
             new = atlas.chart(atlas.best(q, params, t))
-            pc = new.compiled.parameter_vector({k: v for k, v in params.items() if k in new.compiled.parameters})
-            with np.errstate(all="ignore"):
-                y_new = new.compiled.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=t)
+            pc, y_new = _state_in(new.compiled, params, q, u, t)
         except SimulationError:
             return None
         return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
@@ -235,10 +241,8 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         if home is None or home is ch.compiled:
             return None
         q, u = _natural(ch, t, y)
-        pc = home.parameter_vector({k: v for k, v in params.items() if k in home.parameters})
         try:
-            with np.errstate(all="ignore"):
-                y_home = home.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=t)
+            pc, y_home = _state_in(home, params, q, u, t)
         except (AnholoError, ZeroDivisionError, OverflowError, ValueError):
             return None
         return (home, pc, y_home) if np.all(np.isfinite(y_home)) else None
@@ -293,9 +297,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 else:
                     new = atlas.chart(atlas.best(q, params, sw.t))
                     target = new.compiled
-                    pc = target.parameter_vector({k: v for k, v in params.items() if k in target.parameters})
-                    with np.errstate(all="ignore"):
-                        y_new = target.initial_state(q, u, None, pc, constraint_tol=np.inf, t0=sw.t)
+                    pc, y_new = _state_in(target, params, q, u, sw.t)
                 with np.errstate(all="ignore"):
                     new_inputs = (written_inputs.functions(target, p, pc)
                                   if written_inputs is not None and target.control_names else None)
