@@ -78,7 +78,7 @@ def test_negative_values_and_euler_lagrange_default(capsys):
     (["knife_edge", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--plot", "out.jpeg"], ".png, .pdf or .svg"),
     (["knife_edge", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--dependent", "q"], "not coordinates"),
     (["sleigh_with_motor", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--dependent", "x"],
-     "x is a coordinate, and this system's velocities are the quasi-velocities of its frame; name those (u, w, omega)"),
+     "'x' is a coordinate, and this system's velocities are the quasi-velocities of its frame (u, w, omega)"),
     (["no_such_example", "--q0", "0", "--qdot0", "0", "--t-end", 1], "no_such_example"),
 ])
 def test_errors_are_messages(capsys, argv, message):

@@ -84,6 +84,10 @@ def test_unknown_names_are_reported():
     system = System.from_spec(spec)
     with pytest.raises(ConstraintError, match="not a quasi-velocity"):
         NonholonomicSystem(system.lagrangian, ["w - a*omega"], free=["u", "nope"])
+    # a coordinate's name is the coordinate velocity only in a coordinate frame: here x would have been read as
+    # the first quasi-velocity u (and refused as a singular choice, u not being solvable)
+    with pytest.raises(ConstraintError, match="'x' is a coordinate, and this system's velocities are the quasi-"):
+        NonholonomicSystem(system.lagrangian, ["w - a*omega"], dependent=["x"]).frame
     with pytest.raises(SystemFileError, match="expected an array of 3 names"):
         parse_system(FILE.replace('["u", "w", "omega"]', '["u", "w"]'))
     with pytest.raises(SystemFileError, match="already declared"):

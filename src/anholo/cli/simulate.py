@@ -220,12 +220,7 @@ def _simulate(args, out) -> int:
         if unknown:
             raise SimulationError(f"--dependent: {', '.join(unknown)} not coordinates or quasi-velocities; use some "
                                   f"of {', '.join(dict.fromkeys(names + quasi))}.")
-        written = [d for d in dependent if d not in quasi]
-        if written and not system.bundle.frame.is_coordinate_frame:
-            what = "is a coordinate" if len(written) == 1 else "are coordinates"
-            raise SimulationError(f"--dependent: {', '.join(written)} {what}, and this system's velocities are the "
-                                  f"quasi-velocities of its frame; name those ({', '.join(quasi)}).")
-        dependent = [quasi.index(d) if d in quasi else names.index(d) for d in dependent]
+        dependent = [quasi.index(d) if d in quasi else d for d in dependent]  # a coordinate: read by the frame
     q0 = _numbers(args.q0, "--q0", len(names), names)
     qdot0 = _numbers(args.qdot0, "--qdot0", len(names), [f"{q}_dot" for q in names])
     structured = args.method in ("variational", "hamel")  # integrate the system itself at the fixed step

@@ -69,6 +69,11 @@ def dependent_indices(bundle: TangentBundle, dependent=None, free=None):
         if name in by_name:
             return by_name[name]
         if name in coord and not strict:
+            if not bundle.frame.is_coordinate_frame:
+                raise ConstraintError(
+                    f"{name!r} is a coordinate, and this system's velocities are the quasi-velocities of its frame "
+                    f"({', '.join(map(str, v))}): name those, or take Maggi's equations in the coordinate "
+                    f"velocities (System.maggi(dependent=[{name!r}])).")
             return item  # a coordinate of a coordinate base: the frame reads it
         raise ConstraintError(f"{name!r} is not a quasi-velocity of the frame ({', '.join(map(str, v))}); "
                               "name the dependent (or free) quasi-velocities by these names.")
