@@ -55,7 +55,7 @@ import sympy as sp
 from scipy.linalg import qr
 from scipy.linalg.lapack import dgesv as _dgesv
 
-from ..algebra.engine import engine_diff, se, to_engine
+from ..algebra.engine import engine_diff, has_kinks, se, to_engine
 from ..errors import IntegrationError
 from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march, new_arrays
 
@@ -198,11 +198,12 @@ class CayleyStep:
     def _compile(self, Q0, Q1, h, Pm, Ld, Cd) -> None:
         n = len(Q0)
         self.n, self.k = n, len(Cd)
-        D1 = [engine_diff(Ld, q) for q in Q0]
-        D2 = [engine_diff(Ld, q) for q in Q1]
-        J1 = [engine_diff(e, q) for e in D1 for q in Q1]
-        JC = [engine_diff(e, q) for e in Cd for q in Q1]
-        J2 = [engine_diff(e, q) for e in D2 for q in Q1]
+        kinks = has_kinks([Ld, *Cd])  # Abs or sign: their derivatives supplied (searched for once, here)
+        D1 = [engine_diff(Ld, q, kinks) for q in Q0]
+        D2 = [engine_diff(Ld, q, kinks) for q in Q1]
+        J1 = [engine_diff(e, q, kinks) for e in D1 for q in Q1]
+        JC = [engine_diff(e, q, kinks) for e in Cd for q in Q1]
+        J2 = [engine_diff(e, q, kinks) for e in D2 for q in Q1]
         self._fn = _compiled_function(list(Q0) + list(Q1) + [h] + list(Pm), D1 + J1 + D2 + list(Cd) + JC + J2)
         self._size = n + n * n + n + self.k + self.k * n + n * n
 

@@ -72,8 +72,10 @@ from .lie_hamel import CayleyStep, _gate, _samples, engine_symbols, lie_group_sc
 
 __all__ = ["SEQUENCES", "rotation", "body_rates", "so3_factor", "So3Scheme", "group_scheme"]
 
-#: The twelve axis sequences of Euler (first = last axis) and Tait–Bryan angles, in the order tried.
-SEQUENCES = ("ZXZ", "ZYZ", "XYX", "XZX", "YXY", "YZY", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+#: The twelve axis sequences of Euler (first = last axis) and Tait–Bryan angles, in the order tried (the
+#: common ones first: sequences related by a constant rotation of the axes, as ZYX and XZY, define the same
+#: scheme, and the run's message names the first that fits).
+SEQUENCES = ("ZXZ", "ZYZ", "ZYX", "XYZ", "ZXY", "YXZ", "XZY", "YZX", "XYX", "XZX", "YXY", "YZY")
 _AXIS = {"X": 0, "Y": 1, "Z": 2}
 
 
