@@ -233,7 +233,7 @@ def ball_oracle(m, r, inertia):
     Rdot = sum((R.diff(qi) * ui for qi, ui in zip(q[2:], u[2:])), sp.zeros(3, 3))
     Wb = R.T * Rdot
     Om = sp.Matrix([Wb[2, 1], Wb[0, 2], Wb[1, 0]])
-    w = (R * Om).applyfunc(sp.simplify)
+    w = R * Om
     L = m * (u[0]**2 + u[1]**2) / 2 + sum(I * o**2 for I, o in zip(inertia, Om)) / 2
     return multiplier_ode(L, q, u, [u[0] - r * w[1], u[1] + r * w[0]])
 

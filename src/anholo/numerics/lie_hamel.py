@@ -7,9 +7,10 @@ exponential or the Cayley map, ``ξ_k ∈ 𝔤`` the discrete body velocity, and
 in the Lie algebra.  This module implements that scheme for systems whose configuration is ``SE(2) × S``
 (a planar position and heading ``(x, y, θ)`` and shape coordinates ``r``) with a Lagrangian and linear
 constraints invariant under the left action of SE(2) — the Chaplygin sleigh, the vertical rolling disk,
-the rolling disk, the two-wheeled carriage, the rattleback (contact point and yaw) and the Chaplygin ball
-(contact point and the Euler angle φ about the vertical).  The SE(2) factor is found by checking the
-invariance numerically (:func:`se2_factor`).
+the rolling disk, the two-wheeled carriage, the roller racer, the snakeboard and the rattleback (contact
+point and yaw); the Chaplygin ball and the Routh sphere have one too (contact point and the Euler angle φ
+about the vertical) but are given the SO(3) scheme of :mod:`anholo.numerics.lie_hamel_so3`.  The SE(2)
+factor is found by checking the invariance numerically (:func:`se2_factor`).
 
 Scheme, at the fixed step h, with ``Ω(w) = [[0, −w], [w, 0]]``:
 
@@ -40,10 +41,13 @@ body velocity has no lateral component moves along a discrete curve of SE(2) wit
 scheme is SE(2)-equivariant; and it is a different scheme from the midpoint discrete Lagrange–d'Alembert
 scheme (:mod:`anholo.numerics.variational`), whose discrete constraint ``κ(q̄)(q_{k+1} − q_k)/h = 0`` is not
 the one in the Lie algebra: the two discrete motions differ by ``O(h²)`` over a fixed time (tested).
-The SO(3) Cayley map on a full orientation is not implemented: systems whose orientation is in SO(3) (the
-rattleback, the Chaplygin ball) get the Cayley map on their SE(2) factor, their other Euler angles moving by
-differences as shape coordinates; systems without an SE(2) factor (or with forces, inputs, holonomic or
-affine constraints) are integrated with the midpoint form of :mod:`anholo.numerics.discrete_hamel`.
+Systems whose orientation is a rigid rotation in Euler angles (the rigid body, the Chaplygin ball, the Routh
+sphere) get the Cayley map on SO(3) instead (:mod:`anholo.numerics.lie_hamel_so3`, which shares this
+module's compiled step :class:`CayleyStep` and :func:`integrate_lie_hamel`); the rattleback, whose
+rotational kinetic energy about the contact point is not left-invariant, gets the SE(2) scheme on its
+contact point and yaw, its other angles moving by differences; systems without either factor (or with
+forces, inputs, holonomic or affine constraints) are integrated with the midpoint form of
+:mod:`anholo.numerics.discrete_hamel`.
 """
 
 from __future__ import annotations
