@@ -3,10 +3,11 @@
 Oracles, all written here: the rotation matrices ``R_z(φ)R_x(θ)R_z(ψ)`` and the body angular velocity of the
 rigid body in ZXZ angles; the free rigid body's equations in a rotation matrix, ``Ṙ = R Ω̂``,
 ``IΩ̇ = IΩ × Ω`` (scipy DOP853 at tight tolerance); the coordinate multiplier equations of
-:func:`tests.oracles.multiplier_ode` for the Veselova system and the Chaplygin ball, with L and the
-constraints derived in the test from R and Ω with sympy; the inverse Cayley map ``2(F + I)^{-1}(F − I)`` by
-a matrix inverse; the body angular velocity by differentiating R numerically; the midpoint discrete
-Lagrange–d'Alembert scheme for what it conserves and for the claim that the schemes differ (by O(h²))."""
+:func:`tests.oracles.multiplier_ode` for the Veselova system, the Chaplygin ball and the Routh sphere, with L
+and the constraints derived in the test from R, Ω (and the Routh sphere's mass centre) with sympy; the
+inverse Cayley map ``2(F + I)^{-1}(F − I)`` by a matrix inverse; the body angular velocity by differentiating
+R numerically; the midpoint discrete Lagrange–d'Alembert scheme for what it conserves and for the claim that
+the schemes differ (by O(h²))."""
 
 import dataclasses
 import math
@@ -222,29 +223,40 @@ def test_veselova_order_two_discrete_constraint_and_a_different_scheme(veselova)
     assert np.abs(_discrete_constraint(midpoint.q, h)).max() > 1e-5  # its discrete constraint is another
 
 
-def ball_oracle(m, r, inertia):
-    """The Chaplygin ball's multiplier equations: ``L = m|ẋ|²/2 + ½⟨IΩ, Ω⟩``, rolling ``ẋ = r ω_y``,
-    ``ẏ = −r ω_x`` with ``ω = RΩ`` the space angular velocity (R, Ω from the ZXZ matrices, in sympy)."""
-    x, y, ph, th, ps = q = sp.symbols("x y ph th ps")
+def rolling_oracle(m, r, inertia, s=0.0, g=0.0):
+    """The multiplier equations of a ball rolling on the plane ``z = 0``: centre ``c = (x, y, r)``, body
+    ``R = R_z(φ)R_x(θ)R_z(ψ)`` (in sympy), mass centre ``c + s R e_3``, central inertia ``diag(inertia)``,
+    gravity g: ``L = m|ċ + s Ṙe_3|²/2 + ½⟨IΩ, Ω⟩ − m g (r + s (Re_3)_z)``; rolling: the contact point
+    ``c − r e_z`` at rest, ``ċ + ω × (−r e_z) = 0`` with ``ω = RΩ`` — the Chaplygin ball (s = 0) and the
+    Routh sphere."""
+    q = sp.symbols("x y ph th ps")
     u = sp.symbols("xd yd phd thd psd")
     rz = lambda a: sp.Matrix([[sp.cos(a), -sp.sin(a), 0], [sp.sin(a), sp.cos(a), 0], [0, 0, 1]])
     rx = lambda a: sp.Matrix([[1, 0, 0], [0, sp.cos(a), -sp.sin(a)], [0, sp.sin(a), sp.cos(a)]])
-    R = rz(ph) * rx(th) * rz(ps)
+    R = rz(q[2]) * rx(q[3]) * rz(q[4])
     Rdot = sum((R.diff(qi) * ui for qi, ui in zip(q[2:], u[2:])), sp.zeros(3, 3))
     Wb = R.T * Rdot
     Om = sp.Matrix([Wb[2, 1], Wb[0, 2], Wb[1, 0]])
     w = R * Om
-    L = m * (u[0]**2 + u[1]**2) / 2 + sum(I * o**2 for I, o in zip(inertia, Om)) / 2
-    return multiplier_ode(L, q, u, [u[0] - r * w[1], u[1] + r * w[0]])
+    vG = sp.Matrix([u[0], u[1], 0]) + s * Rdot[:, 2]
+    L = m * (vG.T * vG)[0] / 2 + sum(I * o**2 for I, o in zip(inertia, Om)) / 2 - m * g * (r + s * R[2, 2])
+    contact = sp.Matrix([u[0], u[1], 0]) + w.cross(sp.Matrix([0, 0, -r]))
+    return multiplier_ode(L, q, u, [contact[0], contact[1]])
+
+
+ROLLING = {"chaplygin_ball": dict(m=1.0, r=1.0, inertia=(0.4, 0.5, 0.6)),
+           "routh_sphere": dict(m=1.0, r=1.0, inertia=(0.5, 0.5, 0.6), s=-0.3, g=9.81)}
 
 
 @pytest.mark.slow
-def test_chaplygin_ball_runs_on_so3_at_order_two():
-    """The ball has both factors; the SO(3) one is taken (the whole orientation on the group, the contact
-    point by differences) and converges at order 2 to the multiplier equations."""
-    ball = System.load("chaplygin_ball")
-    mech = discrete_mechanics(ball)
-    mech = dataclasses.replace(mech, group=So3Scheme(ball, so3_factor(ball, mech)))
+@pytest.mark.parametrize("name", sorted(ROLLING))
+def test_rolling_balls_run_on_so3_at_order_two(name):
+    """The Chaplygin ball and the Routh sphere have both factors; the SO(3) one is taken (the whole orientation
+    on the group, the contact point by differences) and converges at order 2 to the multiplier equations."""
+    system = System.load(name)
+    mech = discrete_mechanics(system)
+    assert so3_factor(system, mech) == ((2, 3, 4), "ZXZ")
+    mech = dataclasses.replace(mech, group=So3Scheme(system, so3_factor(system, mech)))
     q0 = [0.0, 0.0, 0.2, 1.1, -0.4]
     phd, thd, psd = 0.5, -0.8, 1.2
     th, ph = q0[3], q0[2]
@@ -252,8 +264,8 @@ def test_chaplygin_ball_runs_on_so3_at_order_two():
     wy = thd * math.sin(ph) - psd * math.sin(th) * math.cos(ph)
     qd0 = [wy, -wx, phd, thd, psd]  # r = 1: ẋ = r ω_y, ẏ = −r ω_x
     times = np.linspace(0, 3, 4)
-    ref = solve_ivp(ball_oracle(1.0, 1.0, (0.4, 0.5, 0.6)), (0, 3), q0 + qd0, method="DOP853", rtol=1e-12,
-                    atol=1e-13, t_eval=times).y
+    ref = solve_ivp(rolling_oracle(**ROLLING[name]), (0, 3), q0 + qd0, method="DOP853", rtol=1e-12, atol=1e-13,
+                    t_eval=times).y
     errors = []
     for h in (0.04, 0.02):
         tr = simulate(mech, (0, 3), q0, qd0, method="hamel", step=h, t_eval=times)
