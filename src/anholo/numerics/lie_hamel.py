@@ -63,6 +63,8 @@ from ..algebra.engine import engine_diff, has_kinks, se, to_engine
 from ..errors import IntegrationError
 from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march, new_arrays
 
+_EPS = float(np.finfo(float).eps)
+
 __all__ = ["CayleyStep", "LieGroupScheme", "se2_factor", "lie_group_scheme", "integrate_lie_hamel", "engine_symbols"]
 
 
@@ -287,6 +289,9 @@ def integrate_lie_hamel(mech, scheme: CayleyStep, p, t0: float, h: float, nsteps
     out = np.empty(scheme._size)
     count = [0]
     dependent = None
+    # the Newton tolerance is relative to the size of the coordinates, except angles (``scheme.angles``), which
+    # wind up without their size saying anything of the precision wanted: for them a few units in the last place
+    sized = [i for i in range(n) if i not in getattr(scheme, "angles", ())]
 
     def step(q0_, p0_, t, guess):
         nonlocal dependent
@@ -299,7 +304,8 @@ def integrate_lie_hamel(mech, scheme: CayleyStep, p, t0: float, h: float, nsteps
         m = B.shape[1]
         args[:n] = q0_
         args[n:2 * n] = guess
-        tol2 = (_NEWTON_TOL * (1.0 + float(np.abs(q0_).max()))) ** 2
+        tol2 = (_NEWTON_TOL * (1.0 + (float(np.abs(q0_[sized]).max()) if sized else 0.0))
+                + 8 * _EPS * float(np.abs(q0_).max())) ** 2
         JH = np.empty((n, n))
         RH = np.empty(n)
         for _ in range(_NEWTON_MAX):
