@@ -18,7 +18,7 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 from anholo.numerics import simulate
-from anholo.numerics.lie_hamel_so3 import SEQUENCES, So3Scheme, body_rates, rotation, so3_factor
+from anholo.numerics.lie_hamel_so3 import SEQUENCES, So3Scheme, _body_rates_batch, body_rates, rotation, so3_factor
 from anholo.numerics.variational import discrete_mechanics
 from anholo.system import System
 
@@ -88,6 +88,9 @@ def test_rotations_and_body_rates_of_all_twelve_sequences():
         assert np.allclose(R.T @ R, np.eye(3), atol=1e-14) and abs(np.linalg.det(R) - 1) < 1e-14
         Rdot = (np.array(rotation(seq, q + eps * qd), float) - np.array(rotation(seq, q - eps * qd), float)) / (2 * eps)
         assert np.abs(vee(R.T @ Rdot) - np.array(body_rates(seq, q), float) @ qd).max() < 1e-8, seq
+        many = np.array([q, q + 0.3, -q])  # the detection's batch form: the same matrices
+        assert np.allclose(_body_rates_batch(seq, many), [np.array(body_rates(seq, a), float) for a in many],
+                           atol=1e-15), seq
 
 
 TAIT_BRYAN_BODY = """

@@ -117,6 +117,26 @@ def body_rates(seq: str, angles, cos=np.cos, sin=np.sin) -> list:
     return [[cols[c][r] for c in range(3)] for r in range(3)]
 
 
+def _body_rates_batch(seq: str, angles: np.ndarray) -> np.ndarray:
+    """:func:`body_rates` at many points at once: ``angles`` of shape (P, 3), result (P, 3, 3)."""
+    def axis_rotations(axis, a):
+        j, k = (axis + 1) % 3, (axis + 2) % 3
+        M = np.zeros((len(a), 3, 3))
+        c, s = np.cos(a), np.sin(a)
+        M[:, axis, axis] = 1.0
+        M[:, j, j], M[:, k, k], M[:, k, j], M[:, j, k] = c, c, s, -s
+        return M
+
+    i, j, k = (_AXIS[a] for a in seq)
+    R3t = np.transpose(axis_rotations(k, angles[:, 2]), (0, 2, 1))
+    R2t = np.transpose(axis_rotations(j, angles[:, 1]), (0, 2, 1))
+    E = np.zeros((len(angles), 3, 3))
+    E[:, :, 0] = (R3t @ R2t[:, :, i, None])[:, :, 0]
+    E[:, :, 1] = R3t[:, :, j]
+    E[:, k, 2] = 1.0
+    return E
+
+
 @functools.lru_cache(maxsize=None)
 def _inverse_rates(seq: str) -> tuple:
     """``(a, E(a)^{-1})`` in sympy: the angle rates of a body angular velocity, simplified once (nine small
@@ -126,6 +146,11 @@ def _inverse_rates(seq: str) -> tuple:
     det = sp.trigsimp(E.det())
     adj = E.adjugate().applyfunc(sp.trigsimp)
     return a, adj / det
+
+
+def _constant(x: np.ndarray, tol: float) -> bool:
+    scale = float(np.abs(x).max())
+    return scale > 0 and float(np.ptp(x)) <= tol * scale
 
 
 def so3_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int = 11):
@@ -155,23 +180,27 @@ def so3_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
     samples = _samples(mech, buf, points, draw, tol)
     if samples is None:
         return None
-    Ws = [terms[2] for _, _, terms, _ in samples]
-    Qs = [q for q, *_ in samples]
+    W = np.array([terms[2] for _, _, terms, _ in samples])  # (points, n, n)
+    Q = np.array([q for q, *_ in samples])
     for tri in itertools.permutations(range(n), 3):
-        blocks = [W[np.ix_(tri, tri)] for W in Ws]
-        if any(not np.all(np.isfinite(B)) for B in blocks):
+        blocks = W[:, tri][:, :, tri]
+        if not np.all(np.isfinite(blocks)):
             continue
+        angles = Q[:, tri]
+        # a cheap necessary condition first: det W_aa = det(I) det(E)², |det E| = |sin a_2| (Euler sequences)
+        # or |cos a_2| (Tait–Bryan)
+        det = np.linalg.det(blocks)
+        kinds = {kind: _constant(det / f(angles[:, 1]) ** 2, 1e3 * tol) for kind, f in (("euler", np.sin),
+                                                                                         ("tait-bryan", np.cos))}
         for seq in SEQUENCES:
-            forms = []
-            for q, B in zip(Qs, blocks):
-                Einv = np.linalg.inv(np.array(body_rates(seq, q[list(tri)]), dtype=float))
-                forms.append(Einv.T @ B @ Einv)
-                scale = np.abs(forms[0]).max()
-                if not scale > 0 or np.abs(forms[-1] - forms[0]).max() > tol * scale:
-                    break
-            else:
-                if np.linalg.eigvalsh((forms[0] + forms[0].T) / 2).min() > tol * scale:
-                    return tuple(tri), seq
+            if not kinds["euler" if seq[0] == seq[2] else "tait-bryan"]:
+                continue
+            Einv = np.linalg.inv(_body_rates_batch(seq, angles))  # at every point at once
+            forms = np.transpose(Einv, (0, 2, 1)) @ blocks @ Einv
+            scale = np.abs(forms[0]).max()
+            if scale > 0 and np.abs(forms - forms[0]).max() <= tol * scale \
+                    and np.linalg.eigvalsh((forms[0] + forms[0].T) / 2).min() > tol * scale:
+                return tuple(tri), seq
     return None
 
 
