@@ -5,8 +5,8 @@ Methods (docs/integrators.rst):
 
 * ``variational`` — the discrete Lagrange–d'Alembert scheme, midpoint discrete Lagrangian
   (Cortés & Martínez 2001; McLachlan & Perlmutter 2006), fixed step h;
-* ``hamel`` — the discrete Hamel scheme (Ball & Zenkov 2015): the Cayley difference map on SE(2)
-  (Kobilarov, Marsden & Sukhatme 2010) where the system has an SE(2) factor, else the midpoint form in
+* ``hamel`` — the discrete Hamel scheme (Ball & Zenkov 2015): the Cayley difference map on SO(3) or SE(2)
+  (Kobilarov, Marsden & Sukhatme 2010) where the system has such a factor, else the midpoint form in
   Maggi's adapted frame; same h;
 * ``DOP853`` — scipy's order-8 Runge–Kutta on anholo's compiled nonholonomic field, at a *fixed* step
   chosen so that it makes the same number of evaluations as the variational run (every step accepted:
@@ -24,13 +24,16 @@ the same motion and integral, but L is not even in q̇, so the reversing symmetr
 the discrete flow is lost); the Chaplygin sleigh, the rolling disk, the rattleback (Kane & Levinson (1982)
 parameters; spin −5 rad/s, 0.5° of roll and of pitch, 50 s, the time of the spin reversal by every
 method).  On the sleigh, the disk and the rattleback ``hamel`` is the Cayley scheme on SE(2)
-(:mod:`anholo.numerics.lie_hamel`), on the oscillators the midpoint form (the variational flow).
+(:mod:`anholo.numerics.lie_hamel`), on the oscillators the midpoint form (the variational flow).  With
+``--so3``: the free rigid body (its spatial angular momentum ``R I Ω``, and energy) and the Veselova system
+(energy), where ``hamel`` is the Cayley scheme on SO(3) (:mod:`anholo.numerics.lie_hamel_so3`).
 
 Errors are the relative errors of the integral at the output times (``--points`` samples, not every
 step).  Run from the repository root::
 
     python benchmarks/bench_integrators.py           # 10^6 steps for the contact oscillator, 10^5 others
     python benchmarks/bench_integrators.py --quick   # 10^4 steps each
+    python benchmarks/bench_integrators.py --so3     # the free rigid body and the Veselova system only
 
 Prints a table, writes ``benchmarks/results/integrators.json`` and the figure
 ``docs/_static/integrators_energy.png``.
@@ -49,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from anholo.numerics import compile_system, from_system, simulate
-from anholo.numerics.lie_hamel import lie_group_scheme
+from anholo.numerics.lie_hamel_so3 import group_scheme
 from anholo.numerics.variational import discrete_mechanics
 from anholo.system import System
 
@@ -74,15 +77,28 @@ def fixed_dop853(compiled, T, q0, qd0, H, points):
                     points=points)
 
 
-def run_case(name, system, q0, qd0, h, steps, integral, points, label, hamel=True):
+def relative_errors(I):
+    """``|I(t) − I(0)| / |I(0)|`` of a scalar integral (shape (N,)) or a vector one (shape (d, N), the
+    Euclidean norm)."""
+    I = np.atleast_2d(I)
+    return np.linalg.norm(I - I[:, :1], axis=0) / max(np.linalg.norm(I[:, 0]), 1e-300)
+
+
+def run_case(name, system, q0, qd0, h, steps, integral, points, label, hamel=True, also=None, dependent=None):
+    """One system: the variational scheme, the Cayley Hamel scheme where it is not the variational flow, and
+    DOP853 at equal evaluations; ``also``: further integrals ``{label: function}`` whose errors are recorded
+    (``max_rel_error_<label>``); ``dependent``: the dependent velocities of DOP853's field."""
     T = h * steps
     import dataclasses
 
     mech = discrete_mechanics(system)
-    group = lie_group_scheme(system, mech)
-    compiled = compile_system(from_system(system))
+    group = group_scheme(system, mech)
+    if not system.has_constraints:
+        compiled = compile_system(from_system(system, "euler-lagrange"))
+    else:
+        compiled = compile_system(from_system(system, dependent=dependent))
     out = {"system": name, "h": h, "steps": steps, "T": T, "integral": label, "methods": {},
-           "hamel_scheme": "Cayley map on SE(2)" if group is not None else
+           "hamel_scheme": group.describe(mech.coordinate_names) if group is not None else
            "midpoint form: the variational flow (not run again)"}
     curves, runs = {}, {}
     for method in ("variational", "hamel") if group is not None and hamel else ("variational",):
@@ -90,26 +106,100 @@ def run_case(name, system, q0, qd0, h, steps, integral, points, label, hamel=Tru
         tr = simulate(dataclasses.replace(mech, group=group) if method == "hamel" else mech, (0, T), q0, qd0,
                       method=method, step=h, points=points)
         wall = time.perf_counter() - start
-        I = integral(tr)
-        err = np.abs(I - I[0]) / max(abs(I[0]), 1e-300)
+        err = relative_errors(integral(tr))
         out["methods"][method] = {"evaluations": int(tr.nfev), "wall_s": wall, "max_rel_error": float(err.max()),
                                   "final_rel_error": float(err[-1]),
                                   "max_constraint_residual": float(np.abs(tr.constraint_residuals()).max())
                                   if tr.constraint_residuals().size else 0.0}
+        for key, f in (also or {}).items():
+            out["methods"][method][f"max_rel_error_{key}"] = float(relative_errors(f(tr)).max())
         curves[method] = (tr.t, err)
         runs[method] = tr
     H = T * 12.0 / out["methods"]["variational"]["evaluations"]  # DOP853: 12 evaluations per accepted step
     start = time.perf_counter()
     tr = fixed_dop853(compiled, T, q0, qd0, H, points)
     wall = time.perf_counter() - start
-    I = integral(tr)
-    err = np.abs(I - I[0]) / max(abs(I[0]), 1e-300)
+    err = relative_errors(integral(tr))
     out["methods"]["DOP853"] = {"evaluations": int(tr.nfev), "wall_s": wall, "step": H,
                                 "max_rel_error": float(err.max()), "final_rel_error": float(err[-1]),
-                                "max_constraint_residual": float(np.abs(tr.constraint_residuals()).max())}
+                                "max_constraint_residual": float(np.abs(tr.constraint_residuals()).max())
+                                if tr.constraint_residuals().size else 0.0}
+    for key, f in (also or {}).items():
+        out["methods"]["DOP853"][f"max_rel_error_{key}"] = float(relative_errors(f(tr)).max())
     curves["DOP853"] = (tr.t, err)
     runs["DOP853"] = tr
     return out, curves, runs
+
+
+def _zxz_body(tr, inertia=(1.0, 2.0, 3.0)):
+    """``(R, IΩ)`` at the output times of a trajectory in ZXZ Euler angles (``R = R_z(φ)R_x(θ)R_z(ψ)``,
+    shape (N, 3, 3); Ω the body angular velocity)."""
+    ph, th, ps = tr.q[:3]
+    phd, thd, psd = tr.qdot[:3]
+    Om = np.array([phd * np.sin(th) * np.sin(ps) + thd * np.cos(ps), phd * np.sin(th) * np.cos(ps) - thd * np.sin(ps),
+                   phd * np.cos(th) + psd])
+
+    def rz(a):
+        c, s, z, o = np.cos(a), np.sin(a), np.zeros_like(a), np.ones_like(a)
+        return np.moveaxis(np.array([[c, -s, z], [s, c, z], [z, z, o]]), -1, 0)
+
+    def rx(a):
+        c, s, z, o = np.cos(a), np.sin(a), np.zeros_like(a), np.ones_like(a)
+        return np.moveaxis(np.array([[o, z, z], [z, c, -s], [z, s, c]]), -1, 0)
+
+    return rz(ph) @ rx(th) @ rz(ps), np.asarray(inertia)[:, None] * Om
+
+
+def spatial_momentum(tr):
+    """The free rigid body's spatial angular momentum ``R I Ω`` (shape (3, N))."""
+    R, L = _zxz_body(tr)
+    return np.einsum("nij,jn->in", R, L)
+
+
+#: The Veselova system in coordinates (``⟨Ω, γ⟩ = φ̇ + cos θ ψ̇ = 0``), whose field solved for φ̇ is regular
+#: wherever the Euler angles are (the frame of tests/numerics/data/veselova_frame.toml degenerates at θ = π/2).
+VESELOVA = """
+name = "Veselova system"
+coordinates = ["phi", "theta", "psi"]
+parameters = ["I1", "I2", "I3"]
+lagrangian = \"\"\"
+( I1*(phi_dot*sin(theta)*sin(psi) + theta_dot*cos(psi))^2
++ I2*(phi_dot*sin(theta)*cos(psi) - theta_dot*sin(psi))^2
++ I3*(phi_dot*cos(theta) + psi_dot)^2 )/2
+\"\"\"
+constraints = ["phi_dot + cos(theta)*psi_dot"]
+[values]
+I1 = 1
+I2 = 2
+I3 = 3
+"""
+
+
+def so3_cases(steps, points):
+    """The SO(3) Cayley scheme (:mod:`anholo.numerics.lie_hamel_so3`): the free rigid body (spatial angular
+    momentum, and energy) turning about a direction near its major axis, which points along the space x axis
+    (θ stays away from the gimbal lock), and the Veselova system (energy)."""
+    body = System.load("rigid_body")
+    q0 = np.array([math.pi / 2, math.pi / 2, 0.3])
+    O1, O2, O3 = 0.1, 0.2, 1.0
+    ph, th, ps = q0
+    phd = (O1 * math.sin(ps) + O2 * math.cos(ps)) / math.sin(th)
+    qd0 = np.array([phd, O1 * math.cos(ps) - O2 * math.sin(ps), O3 - phd * math.cos(th)])
+    out = []
+    print(f"free rigid body: {steps} steps of 0.05 ...", flush=True)
+    case, curves, _ = run_case("free rigid body", body, q0, qd0, 0.05, steps, spatial_momentum, points,
+                               "R I Omega", also={"energy": energy})
+    out.append((case, curves))
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "veselova.toml"
+    path.write_text(VESELOVA)
+    veselova = System.load(str(path))
+    print(f"Veselova system: {steps} steps of 0.05 ...", flush=True)
+    case, curves, _ = run_case("Veselova system", veselova, [0.1, 1.0, 0.3], [-math.cos(1.0) * 0.7, 0.4, 0.7],
+                               0.05, steps, energy, points, "energy", dependent=["phi"])
+    out.append((case, curves))
+    return out
 
 
 def rattleback_initial(system, spin=-5.0, tilt_deg=0.5):
@@ -165,9 +255,14 @@ def main():
     ap.add_argument("--long", action="store_true",
                     help="10^6 steps of the sleigh, the rolling disk and the contact oscillator at a coarse step "
                          "(variational and DOP853; integrators_long.json, docs/_static/integrators_long.png)")
+    ap.add_argument("--so3", action="store_true",
+                    help="only the free rigid body and the Veselova system (the SO(3) Cayley scheme; "
+                         "integrators_so3.json, integrators_so3_quick.json with --quick)")
     args = ap.parse_args()
     if args.long:
         return long_runs()
+    if args.so3:
+        return so3_runs(10_000 if args.quick else 100_000, 1001, args.quick)
     long_steps = 10_000 if args.quick else 1_000_000
     steps = 10_000 if args.quick else 100_000
     points = 1001
@@ -214,6 +309,21 @@ def main():
     (HERE / "results" / name).write_text(json.dumps(results, indent=1))
     figure(all_curves, results, ROOT / "docs" / "_static" / ("integrators_energy_quick.png" if args.quick
                                                              else "integrators_energy.png"))
+
+
+def so3_runs(steps: int, points: int, quick: bool) -> None:
+    results = {"machine": platform.platform(), "python": platform.python_version(), "steps": steps,
+               "cost": "equal numbers of evaluations (variational Newton iterations = DOP853 stages)", "cases": []}
+    for case, _ in so3_cases(steps, points):
+        results["cases"].append(case)
+        for m, r in case["methods"].items():
+            extra = "".join(f"  {k[len('max_rel_error_'):]} {v:.3e}" for k, v in r.items()
+                            if k.startswith("max_rel_error_"))
+            print(f"  {m:12s} {r['evaluations']:9d} evaluations {r['wall_s']:8.1f} s  max rel. error of "
+                  f"{case['integral']} {r['max_rel_error']:.3e}  final {r['final_rel_error']:.3e}{extra}", flush=True)
+    (HERE / "results").mkdir(exist_ok=True)
+    name = "integrators_so3_quick.json" if quick else "integrators_so3.json"
+    (HERE / "results" / name).write_text(json.dumps(results, indent=1))
 
 
 def long_runs(steps: int = 1_000_000, points: int = 2001) -> None:

@@ -282,7 +282,8 @@ def test_cli_inputs_stop_when_and_the_scheme_note(capsys, tmp_path):
 
 def test_chaplygin_ball_gets_the_cayley_scheme_on_its_se2_factor():
     """docs/integrators.rst: the ball's contact point and heading angle form an SE(2) factor (its other Euler
-    angles are shape coordinates), so ``--method hamel`` runs the Cayley scheme on it."""
+    angles are shape coordinates); ``--method hamel`` runs the Cayley scheme on its SO(3) factor, which
+    takes priority (tests/numerics/test_lie_hamel_so3.py)."""
     from anholo.numerics.lie_hamel import se2_factor
 
     ball = System.load("chaplygin_ball")

@@ -28,9 +28,10 @@ the same discrete flow (tested to the Newton tolerance), so the order (2), the e
 and the long-time behaviour are those of the DLA scheme; the Hamel form solves an n × n system instead of
 an (n + k + r) × (n + k + r) one.  This midpoint form is the discrete Hamel scheme of systems without a
 group structure the scheme can use; for systems on ``SE(2) × S`` (a Lagrangian and constraints invariant
-under the planar motions of ``(x, y, θ)``) ``simulate(method="hamel")`` uses the Cayley difference map of
-Kobilarov, Marsden & Sukhatme (2010) instead, a genuinely different scheme
-(:mod:`anholo.numerics.lie_hamel`).
+under the planar motions of ``(x, y, θ)``) and for orientations in Euler angles with a left-invariant
+rotational kinetic energy, ``simulate(method="hamel")`` uses the Cayley difference map of Kobilarov, Marsden
+& Sukhatme (2010) instead, a genuinely different scheme (:mod:`anholo.numerics.lie_hamel`,
+:mod:`anholo.numerics.lie_hamel_so3`).
 """
 
 from __future__ import annotations

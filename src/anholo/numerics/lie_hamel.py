@@ -7,9 +7,10 @@ exponential or the Cayley map, ``ξ_k ∈ 𝔤`` the discrete body velocity, and
 in the Lie algebra.  This module implements that scheme for systems whose configuration is ``SE(2) × S``
 (a planar position and heading ``(x, y, θ)`` and shape coordinates ``r``) with a Lagrangian and linear
 constraints invariant under the left action of SE(2) — the Chaplygin sleigh, the vertical rolling disk,
-the rolling disk, the two-wheeled carriage, the rattleback (contact point and yaw) and the Chaplygin ball
-(contact point and the Euler angle φ about the vertical).  The SE(2) factor is found by checking the
-invariance numerically (:func:`se2_factor`).
+the rolling disk, the two-wheeled carriage, the roller racer, the snakeboard and the rattleback (contact
+point and yaw); the Chaplygin ball and the Routh sphere have one too (contact point and the Euler angle φ
+about the vertical) but are given the SO(3) scheme of :mod:`anholo.numerics.lie_hamel_so3`.  The SE(2)
+factor is found by checking the invariance numerically (:func:`se2_factor`).
 
 Scheme, at the fixed step h, with ``Ω(w) = [[0, −w], [w, 0]]``:
 
@@ -40,10 +41,13 @@ body velocity has no lateral component moves along a discrete curve of SE(2) wit
 scheme is SE(2)-equivariant; and it is a different scheme from the midpoint discrete Lagrange–d'Alembert
 scheme (:mod:`anholo.numerics.variational`), whose discrete constraint ``κ(q̄)(q_{k+1} − q_k)/h = 0`` is not
 the one in the Lie algebra: the two discrete motions differ by ``O(h²)`` over a fixed time (tested).
-The SO(3) Cayley map on a full orientation is not implemented: systems whose orientation is in SO(3) (the
-rattleback, the Chaplygin ball) get the Cayley map on their SE(2) factor, their other Euler angles moving by
-differences as shape coordinates; systems without an SE(2) factor (or with forces, inputs, holonomic or
-affine constraints) are integrated with the midpoint form of :mod:`anholo.numerics.discrete_hamel`.
+Systems whose orientation is a rigid rotation in Euler angles (the rigid body, the Chaplygin ball, the Routh
+sphere) get the Cayley map on SO(3) instead (:mod:`anholo.numerics.lie_hamel_so3`, which shares this
+module's compiled step :class:`CayleyStep` and :func:`integrate_lie_hamel`); the rattleback, whose
+rotational kinetic energy about the contact point is not left-invariant, gets the SE(2) scheme on its
+contact point and yaw, its other angles moving by differences; systems without either factor (or with
+forces, inputs, holonomic or affine constraints) are integrated with the midpoint form of
+:mod:`anholo.numerics.discrete_hamel`.
 """
 
 from __future__ import annotations
@@ -55,17 +59,68 @@ import sympy as sp
 from scipy.linalg import qr
 from scipy.linalg.lapack import dgesv as _dgesv
 
-from ..algebra.engine import engine_diff, se, to_engine
+from ..algebra.engine import engine_diff, has_kinks, se, to_engine
 from ..errors import IntegrationError
 from .variational import _NEWTON_MAX, _NEWTON_TOL, _Buffers, _compiled_function, march, new_arrays
 
-__all__ = ["LieGroupScheme", "se2_factor", "lie_group_scheme", "integrate_lie_hamel"]
+_EPS = float(np.finfo(float).eps)
+
+__all__ = ["CayleyStep", "LieGroupScheme", "se2_factor", "lie_group_scheme", "integrate_lie_hamel", "engine_symbols"]
 
 
 def _symbols(system):
     chart = system.chart
     qs, us, ps = chart.coordinates, chart.velocities, chart.parameters
     return qs, us, ps
+
+
+def _gate(system, mech, constrained: bool):
+    """``(mech, buffers)`` for a system the Cayley schemes take, or None: no forces or inputs, no holonomic
+    or non-affine constraints, no explicit time dependence, parameters with values (and, if
+    ``constrained``, at least one constraint).  ``mech`` is built if not given."""
+    from .variational import discrete_mechanics
+
+    if tuple(system.holonomic) or tuple(getattr(system, "inputs", ())):
+        return None
+    if constrained and not tuple(system.constraints):
+        return None
+    if getattr(system, "forces", None) is not None and any(sp.sympify(f) != 0 for f in system.forces.total):
+        return None
+    tsym = system.time if getattr(system, "time", None) is not None else None
+    if tsym is not None and (sp.sympify(system.lagrangian.natural_expr()).has(tsym)
+                             or any(sp.sympify(c).has(tsym) for c in system.constraints)):
+        return None
+    mech = mech if mech is not None else discrete_mechanics(system)
+    if mech.chetaev:  # constraints not affine in the velocities: no distribution to be invariant
+        return None
+    try:
+        p = np.asarray(mech.parameter_vector(), dtype=float)
+    except Exception:  # parameters without values: no numbers to decide with
+        return None
+    return mech, _Buffers(mech.n, p)
+
+
+def _samples(mech, buf, points: int, draw, tol: float = 1e-9):
+    """``points`` states ``(q, u, terms, c0)`` drawn by ``draw() -> (q, u)`` (up to 5 draws a point) at which
+    the compiled terms of ``mech`` (``P, G, W, …, κ``) are finite, ``c0`` the constraints at ``u = 0``; None
+    if too few are finite, or if a constraint is affine (``|c0| > tol``)."""
+    n = mech.n
+    samples = []
+    for _ in range(points * 5):
+        q, u = draw()
+        with np.errstate(all="ignore"):
+            terms = tuple(np.array(a, copy=True) for a in mech.terms(buf.at(q, u, 0.0)))
+            c0 = mech.terms(buf.at(q, np.zeros(n), 0.0))[6].copy()
+        Pv, G, C, Cq, kap = terms[0], terms[1], terms[6], terms[7], terms[8]
+        if all(np.all(np.isfinite(a)) for a in (Pv, G, C, Cq, kap, terms[2])):
+            samples.append((q, u, terms, c0))
+        if len(samples) == points:
+            break
+    if len(samples) < points:
+        return None
+    if mech.k and max(np.abs(c0).max() for *_, c0 in samples) > tol:
+        return None  # affine constraints
+    return samples
 
 
 def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int = 7):
@@ -79,44 +134,18 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
     annihilates L, the constraint forms do not depend on x, y, and the body-frame constraint matrix
     ``κ(q)·diag(R(θ), 1, I)`` has a row space independent of θ.  Systems with forces or inputs, holonomic,
     affine or nonlinear constraints, explicit time dependence or no constraints are not taken."""
-    from .variational import discrete_mechanics
-
-    qs = system.chart.coordinates
-    n = len(qs)
-    if n < 3 or tuple(system.holonomic) or not tuple(system.constraints) or tuple(getattr(system, "inputs", ())):
+    if len(system.chart.coordinates) < 3:
         return None
-    if getattr(system, "forces", None) is not None and any(sp.sympify(f) != 0 for f in system.forces.total):
+    gate = _gate(system, mech, constrained=True)
+    if gate is None:
         return None
-    tsym = system.time if getattr(system, "time", None) is not None else None
-    if tsym is not None and (sp.sympify(system.lagrangian.natural_expr()).has(tsym)
-                             or any(sp.sympify(c).has(tsym) for c in system.constraints)):
-        return None
-    mech = mech if mech is not None else discrete_mechanics(system)
-    if mech.chetaev:  # constraints not affine in the velocities: no distribution to be invariant
-        return None
-    k = mech.k
-    try:
-        p = np.asarray(mech.parameter_vector(), dtype=float)
-    except Exception:  # parameters without values: no numbers to decide with
-        return None
-    from .variational import _Buffers
-
-    buf = _Buffers(n, p)
+    mech, buf = gate
+    n, k = mech.n, mech.k
     rng = np.random.default_rng(seed)
-    samples = []
-    for _ in range(points * 5):
-        q, u = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
-        with np.errstate(all="ignore"):
-            Pv, G, _W, _Pq, _Gq, _Gu, C, Cq, kap = (np.array(a, copy=True) for a in mech.terms(buf.at(q, u, 0.0)))
-            C0 = mech.terms(buf.at(q, np.zeros(n), 0.0))[6].copy()
-        if all(np.all(np.isfinite(a)) for a in (Pv, G, C, Cq, kap)):
-            samples.append((q, u, G, Pv, Cq, C0))
-        if len(samples) == points:
-            break
-    if len(samples) < points:
+    samples = _samples(mech, buf, points, lambda: (rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)), tol)
+    if samples is None:
         return None
-    if max(np.abs(c0).max() for *_, c0 in samples) > tol:
-        return None  # affine constraints
+    samples = [(q, u, terms[1], terms[0], terms[7], c0) for q, u, terms, c0 in samples]
     for ix, iy, it in itertools.permutations(range(n), 3):
         ok = True
         for q, u, Lq, Lu, Cq, _ in samples:
@@ -147,28 +176,67 @@ def se2_factor(system, mech=None, points: int = 4, tol: float = 1e-9, seed: int 
     return None
 
 
-class LieGroupScheme:
-    """The compiled discrete Lagrangian of the Cayley scheme on SE(2) × S for one system (module docstring):
-    one function of ``(q0, q1, h, parameters)`` returning ``D_1L_d``, ``∂(D_1L_d)/∂q_1``, ``D_2L_d``, the
-    discrete constraint, its derivative along ``q_1`` and ``∂(D_2L_d)/∂q_1``."""
+def engine_symbols(system) -> tuple:
+    """Symengine symbols ``(Q, U, Pm)`` of the coordinates, velocities and parameters of ``system`` and
+    ``eng(expr)``, a sympy expression of the system converted to symengine in those symbols."""
+    qs, us, ps = _symbols(system)
+    names = set((*qs, *us, *ps))
+
+    def eng(e):
+        e = sp.sympify(e)
+        e = e.xreplace({s: sp.Symbol(s.name) for s in e.free_symbols if s in names})
+        return to_engine(e)
+
+    return ([se.Symbol(s.name) for s in qs], [se.Symbol(s.name) for s in us], [se.Symbol(s.name) for s in ps],
+            eng)
+
+
+class CayleyStep:
+    """The compiled discrete Lagrangian of a Cayley discrete Hamel scheme: built from the symengine
+    expressions of ``L_d(q_0, q_1)`` and the discrete constraints in the symbols ``Q0, Q1`` (the two ends of
+    the step), ``h`` and the parameters ``Pm``; one compiled function of ``(q0, q1, h, parameters)`` returning
+    ``D_1L_d``, ``∂(D_1L_d)/∂q_1``, ``D_2L_d``, the discrete constraint, its derivative along ``q_1`` and
+    ``∂(D_2L_d)/∂q_1`` (:meth:`evaluate`), used by :func:`integrate_lie_hamel`.  Subclasses build the two
+    expressions through their difference map and give :meth:`describe`."""
+
+    factor: tuple = ()
+
+    def _compile(self, Q0, Q1, h, Pm, Ld, Cd) -> None:
+        n = len(Q0)
+        self.n, self.k = n, len(Cd)
+        kinks = has_kinks([Ld, *Cd])  # Abs or sign: their derivatives supplied (searched for once, here)
+        D1 = [engine_diff(Ld, q, kinks) for q in Q0]
+        D2 = [engine_diff(Ld, q, kinks) for q in Q1]
+        J1 = [engine_diff(e, q, kinks) for e in D1 for q in Q1]
+        JC = [engine_diff(e, q, kinks) for e in Cd for q in Q1]
+        J2 = [engine_diff(e, q, kinks) for e in D2 for q in Q1]
+        self._fn = _compiled_function(list(Q0) + list(Q1) + [h] + list(Pm), D1 + J1 + D2 + list(Cd) + JC + J2)
+        self._size = n + n * n + n + self.k + self.k * n + n * n
+
+    def evaluate(self, args: np.ndarray, out: np.ndarray) -> tuple:
+        n, k = self.n, self.k
+        self._fn(args, out=out)
+        i = 0
+        D1 = out[i:i + n]; i += n
+        J1 = out[i:i + n * n].reshape(n, n); i += n * n
+        D2 = out[i:i + n]; i += n
+        Cd = out[i:i + k]; i += k
+        JC = out[i:i + k * n].reshape(k, n); i += k * n
+        J2 = out[i:i + n * n].reshape(n, n)
+        return D1, J1, D2, Cd, JC, J2
+
+
+class LieGroupScheme(CayleyStep):
+    """The compiled discrete Lagrangian of the Cayley scheme on SE(2) × S for one system (module docstring;
+    :class:`CayleyStep`)."""
 
     def __init__(self, system, factor):
-        qs, us, ps = _symbols(system)
-        n = len(qs)
+        Q, U, Pm, eng = engine_symbols(system)
+        n = len(Q)
         ix, iy, it = factor
-        self.factor, self.n = tuple(factor), n
-        Q = [se.Symbol(s.name) for s in qs]
-        U = [se.Symbol(s.name) for s in us]
-        Pm = [se.Symbol(s.name) for s in ps]
-
-        def eng(e):
-            e = sp.sympify(e)
-            e = e.xreplace({s: sp.Symbol(s.name) for s in e.free_symbols if s in (*qs, *us, *ps)})
-            return to_engine(e)
-
+        self.factor = tuple(factor)
         L = eng(system.lagrangian.natural_expr())
         C = [eng(c) for c in system.constraints]
-        self.k = len(C)
         Q0 = [se.Symbol(f"_g0_{i}") for i in range(n)]
         Q1 = [se.Symbol(f"_g1_{i}") for i in range(n)]
         h = se.Symbol("_h")
@@ -189,27 +257,11 @@ class LieGroupScheme:
         vel[U[iy]] = (s0 * hu1 + c0 * hu2) / h
         vel[U[it]] = w / h
         rep = {**point, **vel}
-        Ld = h * L.xreplace(rep)
-        Cd = [c.xreplace(rep) for c in C]
-        D1 = [engine_diff(Ld, q) for q in Q0]
-        D2 = [engine_diff(Ld, q) for q in Q1]
-        J1 = [engine_diff(e, q) for e in D1 for q in Q1]
-        JC = [engine_diff(e, q) for e in Cd for q in Q1]
-        J2 = [engine_diff(e, q) for e in D2 for q in Q1]
-        self._fn = _compiled_function(Q0 + Q1 + [h] + Pm, D1 + J1 + D2 + Cd + JC + J2)
-        self._size = n + n * n + n + self.k + self.k * n + n * n
+        self._compile(Q0, Q1, h, Pm, h * L.xreplace(rep), [c.xreplace(rep) for c in C])
 
-    def evaluate(self, args: np.ndarray, out: np.ndarray) -> tuple:
-        n, k = self.n, self.k
-        self._fn(args, out=out)
-        i = 0
-        D1 = out[i:i + n]; i += n
-        J1 = out[i:i + n * n].reshape(n, n); i += n * n
-        D2 = out[i:i + n]; i += n
-        Cd = out[i:i + k]; i += k
-        JC = out[i:i + k * n].reshape(k, n); i += k * n
-        J2 = out[i:i + n * n].reshape(n, n)
-        return D1, J1, D2, Cd, JC, J2
+    def describe(self, names) -> str:
+        """``Cayley map on SE(2) of x, y, theta`` (the run's message names the scheme)."""
+        return f"Cayley map on SE(2) of {', '.join(names[i] for i in self.factor)}"
 
 
 def lie_group_scheme(system, mech=None):
@@ -220,12 +272,13 @@ def lie_group_scheme(system, mech=None):
     return None if factor is None else LieGroupScheme(system, factor)
 
 
-def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, nsteps: int, q0, qdot0,
+def integrate_lie_hamel(mech, scheme: CayleyStep, p, t0: float, h: float, nsteps: int, q0, qdot0,
                         progress=None, watch=None, arrays=None) -> tuple:
     """The grid, positions ``q_k``, momenta ``p_k``, difference velocities ``(q_{k+1} − q_k)/h``, the number of
-    evaluations of the Cayley discrete Hamel scheme (module docstring), and None or the exception that ended
-    the run early (:func:`~anholo.numerics.variational.march`; ``watch``, ``arrays``: as there).  Systems with
-    forces (and so with inputs) are not taken (:func:`se2_factor`)."""
+    evaluations of a Cayley discrete Hamel scheme (``scheme``: the SE(2) one of this module's docstring or the
+    SO(3) one of :mod:`anholo.numerics.lie_hamel_so3`), and None or the exception that ended the run early
+    (:func:`~anholo.numerics.variational.march`; ``watch``, ``arrays``: as there).  Systems with forces (and
+    so with inputs) are not taken (:func:`se2_factor`, :func:`~anholo.numerics.lie_hamel_so3.so3_factor`)."""
     from .discrete_hamel import adapted_basis
 
     n = mech.n
@@ -236,17 +289,23 @@ def integrate_lie_hamel(mech, scheme: LieGroupScheme, p, t0: float, h: float, ns
     out = np.empty(scheme._size)
     count = [0]
     dependent = None
+    # the Newton tolerance is relative to the size of the coordinates, except angles (``scheme.angles``), which
+    # wind up without their size saying anything of the precision wanted: for them a few units in the last place
+    sized = [i for i in range(n) if i not in getattr(scheme, "angles", ())]
 
     def step(q0_, p0_, t, guess):
         nonlocal dependent
         kap = mech.point(buf.at_q(q0_, t))[0]
-        if dependent is None or np.linalg.cond(kap[:, dependent]) > 1e8:  # re-pivot where the choice degenerates
+        if not mech.k:  # no constraints: the discrete Euler–Lagrange equations p_k + D_1L_d = 0
+            dependent = []
+        elif dependent is None or np.linalg.cond(kap[:, dependent]) > 1e8:  # re-pivot where it degenerates
             dependent = sorted(qr(kap, pivoting=True)[2][:mech.k].tolist())
         B = adapted_basis(kap, dependent)
         m = B.shape[1]
         args[:n] = q0_
         args[n:2 * n] = guess
-        tol2 = (_NEWTON_TOL * (1.0 + float(np.abs(q0_).max()))) ** 2
+        tol2 = (_NEWTON_TOL * (1.0 + (float(np.abs(q0_[sized]).max()) if sized else 0.0))
+                + 8 * _EPS * float(np.abs(q0_).max())) ** 2
         JH = np.empty((n, n))
         RH = np.empty(n)
         for _ in range(_NEWTON_MAX):

@@ -1,7 +1,8 @@
 """``simulate(method="variational" | "hamel", step=h)``: the fixed-step structure-preserving schemes.
 
 Dispatches to the discrete Lagrange–d'Alembert scheme (:mod:`anholo.numerics.variational`) or the
-discrete Hamel scheme (:mod:`anholo.numerics.discrete_hamel`, :mod:`anholo.numerics.lie_hamel`), checks the
+discrete Hamel scheme (:mod:`anholo.numerics.discrete_hamel`, :mod:`anholo.numerics.lie_hamel`,
+:mod:`anholo.numerics.lie_hamel_so3`), checks the
 initial state, and samples the grid at the output times (cubic Hermite interpolation with the velocity
 projected onto the constraints, see :mod:`anholo.numerics.variational`); docs/integrators.rst.
 
@@ -24,7 +25,8 @@ import numpy as np
 
 from ..errors import InitialStateError, IntegrationError, SimulationError
 from .discrete_hamel import integrate_hamel
-from .lie_hamel import integrate_lie_hamel, lie_group_scheme
+from .lie_hamel import integrate_lie_hamel
+from .lie_hamel_so3 import group_scheme
 from .variational import (DiscreteMechanics, _Buffers, _hermite, _project_velocity, check_initial,
                           discrete_mechanics, integrate_dla, legendre_on_constraints, new_arrays, sample)
 
@@ -65,7 +67,7 @@ def _scheme_note(method: str, mech, group) -> str:
         return ("discrete Lagrange–d'Alembert, midpoint; Chetaev forces at the midpoint" if mech.chetaev
                 else "discrete Lagrange–d'Alembert, midpoint")
     if group is not None:
-        return f"discrete Hamel: Cayley map on SE(2) of {', '.join(mech.coordinate_names[i] for i in group.factor)}"
+        return f"discrete Hamel: {group.describe(mech.coordinate_names)}"
     return "discrete Hamel: midpoint form in the adapted frame"
 
 
@@ -220,7 +222,7 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
         if method == "hamel":
             if mech.chetaev:  # no distribution, no adapted frame: one line (discrete_hamel.integrate_hamel)
                 integrate_hamel(mech, p, t0, h, 0, q0, qdot0)
-            group = mech.group if isinstance(system, DiscreteMechanics) else lie_group_scheme(system, mech)
+            group = mech.group if isinstance(system, DiscreteMechanics) else group_scheme(system, mech)
         arrays = new_arrays(mech.n, nsteps)
         Qs, Ps, V = arrays
         buf = _Buffers(mech.n, p, len(mech.inputs))
@@ -233,7 +235,7 @@ def simulate_structured(system, t_span, q0: Sequence, qdot0: Sequence, *, method
 
         watch = _EventWatch(events, mech, p, t0, h, Qs, velocity_at, q0, qdot0) if events else None
         try:
-            if group is not None:  # the Cayley difference map on an SE(2) factor (Kobilarov et al. 2010)
+            if group is not None:  # the Cayley difference map on SO(3) or SE(2) (Kobilarov et al. 2010)
                 grid_t, Qs, Ps, V, evals, stop = integrate_lie_hamel(mech, group, p, t0, h, nsteps, q0, qdot0,
                                                                      progress=reporter, watch=watch, arrays=arrays)
             else:

@@ -105,9 +105,9 @@ class DiscreteMechanics:
     inputs : tuple of str
         The control inputs, whose values follow the parameters in the arguments of the compiled step.
     group : LieGroupScheme or None
-        The compiled Cayley discrete Hamel scheme of an SE(2) factor (:mod:`anholo.numerics.lie_hamel`) when
-        attached (``dataclasses.replace(mech, group=lie_group_scheme(system))``); ``method="hamel"`` then
-        uses it.
+        The compiled Cayley discrete Hamel scheme of an SO(3) or SE(2) factor
+        (:mod:`anholo.numerics.lie_hamel_so3`, :mod:`anholo.numerics.lie_hamel`) when attached
+        (``dataclasses.replace(mech, group=group_scheme(system))``); ``method="hamel"`` then uses it.
     """
 
     name: str
@@ -129,7 +129,7 @@ class DiscreteMechanics:
     ode: object = None
     chetaev: bool = False  # a constraint not affine in the velocities: the midpoint Chetaev form (docstring)
     inputs: tuple = ()     # the control inputs (names), arguments of the compiled functions after the parameters
-    group: object = None  # the Cayley scheme on an SE(2) factor (anholo.numerics.lie_hamel), built on request
+    group: object = None  # the Cayley scheme on SO(3) or SE(2) (anholo.numerics.lie_hamel_so3), built on request
 
     # --- parameters and monitors (the interface of CompiledSystem used by Trajectory) ---------------
     def parameter_vector(self, values: Mapping | None = None) -> tuple:
