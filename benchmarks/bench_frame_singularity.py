@@ -22,6 +22,14 @@ atol 1e-12):
 * the same test motion integrated from a user's choice of dependent velocities whose Voronets frame has
   poles on it (the knife edge solved for ẋ: ``ẋ = cot θ ẏ``, a pole at θ = π; :data:`DEPENDENT_CHOICES`),
   against the catalogue's own frame, regular along it: evaluations, wall time and the final gap;
+* the held-out frame-language systems (``tests/numerics/data``: the Suslov problem in the space angular
+  velocities, the Chaplygin sleigh in the spatial velocities of SE(2), the nonholonomic oscillator in rotated
+  axes; their motions and their oracles from ``tests/numerics/test_frame_singularity_heldout.py``), whose
+  adapted frames degenerate where the pivot of their constraint vanishes: the run with the atlas against the
+  same motion in a chart regular along it from the start (the Suslov problem's body angular velocities,
+  ``suslov_body_frame.toml``; the catalogue's ``chaplygin_sleigh``; Maggi's equations with the dependent
+  velocity ż), with the largest error against the coordinate multiplier equations and what the frame chart
+  alone does;
 * a holonomic motion through the pole of its chart: the spherical pendulum in (θ, φ) from θ = 0.5,
   θ̇ = −1 and small φ̇ (it passes within about φ̇·sin²(0.5)/… of the pole θ = 0), integrated in an atlas of
   two charts (:mod:`anholo.numerics.coordinate_charts`; the second chart has its pole on the x-axis)
@@ -55,7 +63,8 @@ from anholo.system import System
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-VESELOVA = ROOT / "tests" / "numerics" / "data" / "veselova_frame.toml"
+DATA = ROOT / "tests" / "numerics" / "data"
+VESELOVA = DATA / "veselova_frame.toml"
 Q0, QDOT0 = [0.1, 1.0, 0.3], [-0.3782116141076978, 0.4, 0.7]
 SKIP = {"whipple_bicycle", "whipple_bicycle_pitch_rate"}
 
@@ -80,7 +89,8 @@ def veselova_rows(t_end: float, repeats: int) -> dict:
     plain, ref = median_time(lambda: simulate(regular, t_end, Q0, QDOT0), repeats)
     gap = float(np.max(np.abs(traj.q[:, -1] - ref.q[:, -1])))
     return {"system": "veselova_frame", "T": t_end, "switched_s": switched, "regular_chart_s": plain,
-            "ratio": switched / plain, "chart_build_s": build, "notes": list(traj.notes),
+            "ratio": switched / plain, "nfev": traj.nfev, "nfev_regular": ref.nfev,
+            "nfev_ratio": traj.nfev / ref.nfev, "chart_build_s": build, "notes": list(traj.notes),
             "final_state_gap": gap}
 
 
@@ -177,6 +187,48 @@ def dependent_rows(t_end: float, repeats: int) -> list:
     return rows
 
 
+#: The held-out systems: (case of the test module, the regular chart: a file or Maggi's dependent velocities).
+HELD_OUT = [("suslov", DATA / "suslov_body_frame.toml"), ("sleigh", "chaplygin_sleigh"), ("oscillator", ("z",))]
+
+
+def heldout_rows(t_end: float, repeats: int) -> list:
+    """The held-out frame-language systems through the poles of their adapted frames (module docstring)."""
+    sys.path.insert(0, str(ROOT / "tests" / "numerics"))
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_frame_singularity_heldout import CASES, reference
+
+    from anholo.errors import IntegrationError
+
+    rows = []
+    for case, regular_chart in HELD_OUT:
+        path, oracle, _ = CASES[case]
+        system = System.load(str(DATA / path))
+        frame = compile_system(from_system(system))
+        atlas = ChartAtlas(system)
+        _, _, _, _, q0, qd0, _ = oracle()
+        if isinstance(regular_chart, tuple):
+            regular = atlas.chart(regular_chart).compiled
+        else:
+            regular = compile_system(from_system(System.load(str(regular_chart))))
+        times = np.linspace(0.0, t_end, 201)
+        simulate(frame, t_end, q0, qd0, atlas=atlas)  # the charts it changes to built once
+        t_sw, run = median_time(lambda: simulate(frame, (0.0, t_end), q0, qd0, t_eval=times, atlas=atlas), repeats)
+        t_reg, reg = median_time(lambda: simulate(regular, (0.0, t_end), q0, qd0, t_eval=times), repeats)
+        ref = reference(oracle, times)
+        try:
+            alone = simulate(frame, (0.0, t_end), q0, qd0, t_eval=times)
+            alone_text = f"{alone.nfev} evaluations, error {np.abs(alone.q - ref[:3]).max():.1e}"
+        except IntegrationError as exc:
+            alone_text = "stalls at t = " + str(exc).split("at t = ")[1].split(",")[0]
+        rows.append({"system": case, "file": path, "regular": str(regular_chart if isinstance(regular_chart, tuple)
+                                                                     else Path(str(regular_chart)).name),
+                     "changes": len(run.notes), "notes": list(run.notes), "nfev": run.nfev,
+                     "nfev_regular": reg.nfev, "nfev_ratio": run.nfev / reg.nfev, "wall_s": t_sw,
+                     "regular_s": t_reg, "wall_ratio": t_sw / t_reg,
+                     "oracle_error": float(np.abs(run.q - ref[:3]).max()), "frame_alone": alone_text})
+    return rows
+
+
 def pendulum_rows(t_end: float, repeats: int) -> list:
     """The spherical pendulum through its pole: atlas, regular chart, one chart (evaluations, wall time)."""
     import math
@@ -230,8 +282,17 @@ def main(argv=None) -> int:
     ves = veselova_rows(t_end, repeats)
     print(f"Veselova (frame language), T = {t_end:g}: through θ = π/2 {ves['switched_s'] * 1e3:.1f} ms, "
           f"regular chart {ves['regular_chart_s'] * 1e3:.1f} ms, ratio {ves['ratio']:.2f} "
-          f"(second chart built once in {ves['chart_build_s'] * 1e3:.0f} ms); final-state gap "
+          f"(second chart built once in {ves['chart_build_s'] * 1e3:.0f} ms); evaluations {ves['nfev']} / "
+          f"{ves['nfev_regular']} ({ves['nfev_ratio']:.2f}); final-state gap "
           f"{ves['final_state_gap']:.2g}")
+    held = heldout_rows(t_end, repeats)
+    print(f"\nheld-out frame-language systems through the poles of their frames, T = {t_end:g}:")
+    print(f"{'system':11s} {'changes':>7s} {'evals':>7s} {'regular':>7s} {'ratio':>6s} {'ms':>7s} {'reg. ms':>7s} "
+          f"{'ratio':>6s} {'oracle err':>10s}  frame chart alone")
+    for r in held:
+        print(f"{r['system']:11s} {r['changes']:7d} {r['nfev']:7d} {r['nfev_regular']:7d} {r['nfev_ratio']:6.2f} "
+              f"{r['wall_s'] * 1e3:7.1f} {r['regular_s'] * 1e3:7.1f} {r['wall_ratio']:6.2f} "
+              f"{r['oracle_error']:10.1e}  {r['frame_alone']}")
     pend = pendulum_rows(t_end, repeats)
     print(f"\nspherical pendulum through its pole, T = {t_end:g} (DOP853 rtol 1e-9):")
     print(f"{'phi_dot0':>9s} {'switches':>8s} {'atlas ev':>9s} {'regular':>8s} {'ratio':>6s} {'atlas ms':>9s} "
@@ -272,7 +333,7 @@ def main(argv=None) -> int:
     print("\n" + ", ".join(f"{k} {v:.2f}" for k, v in summary.items()))
     out = HERE / "results" / "frame_singularity.json"
     out.write_text(json.dumps({"T": t_end, "repeats": repeats, "veselova": ves, "catalogue": rows,
-                               "dependent_choices": deps,
+                               "dependent_choices": deps, "held_out": held,
                                "spherical_pendulum": pend,
                                "summary": summary}, indent=2))
     print(f"wrote {out.relative_to(ROOT)}")

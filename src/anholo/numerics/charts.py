@@ -47,7 +47,7 @@ from ..errors import AnholoError, SimulationError
 __all__ = ["ChartAtlas", "frame_condition", "frame_rows", "FRAME_SWITCH", "PIVOT_SWITCH", "PIVOT_BETTER", "SINGULAR_MASS"]
 
 #: The frame condition above which the frame chart is left (also: 5 × its value at the start, if larger;
-#: and only for a chart whose frame and pivot conditions are 10 × smaller: anholo.numerics.switching).
+#: and only for a chart whose frame and pivot conditions are 4 × smaller: anholo.numerics.switching).
 FRAME_SWITCH = 10.0
 #: The pivot condition above which the dependent velocities are chosen again (if the best is PIVOT_BETTER ×
 #: better).  Low, because the charts of Maggi's equations are anholo's own and a change costs a restart of the
