@@ -87,12 +87,13 @@ class Stop(Exception):
 
 
 class Switch(Exception):
-    """Raised by a monitor: continue from ``(t, y)`` (the chart's own state) in another chart: ``home`` the
-    system's own adapted frame, else the chart of Maggi's equations with the best pivot there."""
+    """Raised by a monitor: continue from ``(t, y)`` (the chart's own state) in another chart: ``frame`` one of
+    the system's frames (``(condition, label, compiled, parameters, state)`` at that point), else the chart of
+    Maggi's equations with the best pivot there."""
 
-    def __init__(self, t, y, reason: str, home: bool = False):
+    def __init__(self, t, y, reason: str, frame=None):
         super().__init__(reason)
-        self.t, self.y, self.reason, self.home = t, y, reason, home
+        self.t, self.y, self.reason, self.frame = t, y, reason, frame
 
 
 def _event_props(events):

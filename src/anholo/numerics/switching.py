@@ -8,8 +8,8 @@ and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
    and pivot conditions of Maggi's equations for the dependent velocities with the best pivot at ``q``
    (QR with column pivoting of ``κ(q)``) are ``BETTER`` times smaller, or the step size collapses, or the state
    stops being finite, the motion goes on in those Maggi's equations, from the natural velocities ``q̇``
-   of the last good state — or in the system's own adapted frame (:meth:`ChartAtlas.home
-   <anholo.numerics.charts.ChartAtlas.home>`) when its frame condition there is at least as good and
+   of the last good state — or in the system's own adapted frame (:meth:`ChartAtlas.frames
+   <anholo.numerics.charts.ChartAtlas.frames>`) when its frame condition there is at least as good and
    ``BETTER`` times smaller than the chart's (a user's choice of dependent velocities with a pole on the
    motion).  (The cost of a step grows with ``κ_X`` well before the frame fails: on the
    Veselova system the evaluations per unit time triple between ``κ_X = 3`` and ``κ_X = 12``.)  On C both charts describe the same motion, so
@@ -175,11 +175,11 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             if stalled:
                 raise Switch(t, np.array(y), f"the step size collapsed to {h:.3g} (frame condition {cond:.3g})")
             if cond > ch.threshold:
-                home = _home_condition(ch, t, y)
+                frame = _frame_candidate(ch, t, y)
                 other = _alternative(ch, t, y)
-                if home is not None and home * BETTER < cond and (other is None or home <= other):
-                    raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {home:.3g} in the system's frame",
-                                 home=True)
+                if frame is not None and frame[0] * BETTER < cond and (other is None or frame[0] <= other):
+                    raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {frame[0]:.3g} in {frame[1]}",
+                                 frame=frame)
                 if other is not None and other * BETTER < cond:
                     raise Switch(t, np.array(y), f"frame condition {cond:.3g}, {other:.3g} in Maggi's equations")
                 ch.threshold = 2 * cond  # no better chart here: look again when it has doubled
@@ -194,10 +194,10 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         if piv > PIVOT_SWITCH or stalled:
             best = atlas.best(q, params, t)
             other = atlas.pivot_condition(best, q, params, t) if best != ch.maggi.dependent else float("inf")
-            home = _home_condition(ch, t, y)
-            if home is not None and home * PIVOT_BETTER < piv and home <= other:
-                raise Switch(t, np.array(y), f"pivot condition {piv:.3g}, frame condition {home:.3g} in the "
-                             "system's frame", home=True)
+            frame = _frame_candidate(ch, t, y)
+            if frame is not None and frame[0] * PIVOT_BETTER < piv and frame[0] <= other:
+                raise Switch(t, np.array(y), f"pivot condition {piv:.3g}, frame condition {frame[0]:.3g} in "
+                             f"{frame[1]}", frame=frame)
             if other * PIVOT_BETTER < piv:
                 raise Switch(t, np.array(y), f"pivot condition {piv:.3g}")
         mass = atlas.mass_condition(ch.maggi, y, params, t)
@@ -225,32 +225,30 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             return None
         return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
 
-    def _home_condition(ch, t, y):
-        """The frame condition of the system's own frame at the state ``y`` of ``ch`` (None if there is no such
-        chart, or ``ch`` has the same frame)."""
-        home = _home_state(ch, t, y)
-        if home is None:
-            return None
-        compiled, pc, y_home = home
-        if ch.maggi is None and ch.compiled.dim == compiled.dim:
-            with np.errstate(all="ignore"):
-                same = np.allclose(frame_rows(ch.compiled, y, ch.p, t), frame_rows(compiled, y_home, pc, t),
-                                   rtol=1e-12, atol=1e-12)
-            if same:
-                return None
-        return frame_condition(compiled, y_home, pc, t)
-
-    def _home_state(ch, t, y):
-        """``(compiled, parameters, state)`` of the system's own frame at the state ``y`` of ``ch``, or None."""
-        home = atlas.home()
-        if home is None or home is ch.compiled:
-            return None
+    def _frame_candidate(ch, t, y):
+        """The best of the system's frames (:meth:`~anholo.numerics.charts.ChartAtlas.frames`) at the state ``y``
+        of ``ch``: ``(frame condition, label, compiled, parameters, state)``, or None (no such frame other
+        than the chart's own)."""
+        best = None
         q, u = _natural(ch, t, y)
-        try:
-            pc, y_home = _state_in(home, params, q, u, t)
-        except (AnholoError, ZeroDivisionError, OverflowError, ValueError):
-            return None
-        return (home, pc, y_home) if np.all(np.isfinite(y_home)) else None
+        for label, compiled in atlas.frames():
+            if compiled is ch.compiled:
+                continue
+            try:
+                pc, y_new = _state_in(compiled, params, q, u, t)
+            except (AnholoError, ZeroDivisionError, OverflowError, ValueError):
+                continue
+            if not np.all(np.isfinite(y_new)):
+                continue
+            with np.errstate(all="ignore"):
+                if ch.maggi is None and ch.compiled.dim == compiled.dim and np.allclose(
+                        frame_rows(ch.compiled, y, ch.p, t), frame_rows(compiled, y_new, pc, t), rtol=1e-12,
+                        atol=1e-12):
+                    continue  # the chart's own frame
+                cond = frame_condition(compiled, y_new, pc, t)
+            if best is None or cond < best[0]:
+                best = (cond, label, compiled, pc, y_new)
+        return best
 
     def _other_chart(ch, t, y) -> bool:
         """Whether the best chart at the state ``y`` of ``ch`` is another one than ``ch``."""
@@ -281,10 +279,10 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 and last["t"] != chart.t0 and _other_chart(chart, last["t"], last["y"])):
             # the right-hand side cannot be evaluated beyond the last good state (a pole of this chart's
             # frame or pivot that a step landed on): go on from that state in the best chart there
-            home = _home_condition(chart, last["t"], last["y"])
+            frame = _frame_candidate(chart, last["t"], last["y"])
             res = dict(res, status="switch", switch=Switch(last["t"], np.array(last["y"]),
                                                            f"the field could not be evaluated: {res['error']}",
-                                                           home=home is not None and home < FRAME_SWITCH))
+                                                           frame=frame if frame and frame[0] < FRAME_SWITCH else None))
         for i, (te, ye) in enumerate(zip(res["t_events"], res["y_events"])):
             t_events[i] += te
             y_events[i] += ye
@@ -296,9 +294,8 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
             seg.t_end = sw.t
             q, u = _natural(chart, sw.t, sw.y)
             try:
-                home = _home_state(chart, sw.t, sw.y) if sw.home else None
-                if home is not None:
-                    new, (target, pc, y_new) = None, home
+                if sw.frame is not None:  # one of the system's frames, its state computed at the same point
+                    new, (_, label, target, pc, y_new) = None, sw.frame
                 else:
                     new = atlas.chart(atlas.best(q, params, sw.t))
                     target = new.compiled
@@ -315,7 +312,7 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
                 _close(progress)
                 raise IntegrationError(f"the integration stopped {describe(chart, sw.t, sw.y)}: {sw.reason}, and "
                                        "the state is not finite in the best chart.")
-            label = _maggi_label(new) if new is not None else "the system's frame"
+            label = _maggi_label(new) if new is not None else label
             notes.append(f"changed chart at t = {sw.t:.10g} ({sw.reason}): {chart.label} -> {label}")
             chart = _Chart(target, tuple(pc), rhs_new, sw.t, label, maggi=new, inputs=new_inputs)
             if new is None:  # a frame chart again: watched from its condition here, as a run's first chart
