@@ -57,7 +57,7 @@ from ..errors import SimulationError
 from .engine import se
 from .program import _KNOWN_TEXT, MATH_NAMESPACE, ExpressionPrinter, Program, untranslated
 
-__all__ = ["GeneratedFunction", "generate", "ExpressionFunction", "expression_function", "compiled", "generate_jacobian", "build_library", "vector_flags", "operation_count", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
+__all__ = ["GeneratedFunction", "generate", "ExpressionFunction", "expression_function", "expressions_program", "compiled", "generate_jacobian", "build_library", "vector_flags", "operation_count", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
            "chosen_backend"]
 
 BACKENDS = ("auto", "c", "python")
@@ -786,11 +786,11 @@ _SCALAR_TYPES = frozenset({float, int, np.float64, np.int64})
 _LOOP_POINTS = 32
 
 
-def _engine_exprs(exprs: list) -> list:
+def _engine_exprs(exprs: list, memo: dict | None = None) -> list:
     """sympy or symengine expressions as symengine ones (sympy DAGs converted once per distinct node)."""
     from .engine import to_engine_dag
 
-    out, memo = [], {}
+    out, memo = [], {} if memo is None else memo
     for e in exprs:
         if isinstance(e, se.Basic):
             out.append(e)
@@ -916,6 +916,25 @@ class ExpressionFunction:
         return res
 
 
+def expressions_program(args: Sequence, exprs: Sequence, memo: dict | None = None) -> Program:
+    """The straight-line program of sympy or symengine ``exprs`` (their common subexpressions shared) as
+    functions of the symbols ``args`` (matched by name); ``memo``: a dictionary shared by several calls, so that
+    a sympy subexpression common to them is converted once.
+
+    Raises
+    ------
+    SimulationError
+        If an expression holds a function without a translation, or a symbol that is not among ``args``."""
+    eargs = tuple(se.Symbol(str(a)) for a in args)
+    eexprs = _engine_exprs(list(exprs), memo)
+    _check_functions(eexprs)
+    stray = sorted({str(s) for e in eexprs for s in e.free_symbols} - {str(a) for a in eargs})
+    if stray:
+        raise SimulationError(f"the expressions use {', '.join(stray)}, which are not arguments of the generated "
+                              "function; give them values first or pass them as arguments.")
+    return Program.from_expressions(eargs, eexprs)
+
+
 def expression_function(args: Sequence, exprs, backend: str | None = "python",
                         dtype: type = float) -> ExpressionFunction:
     """The one numerical form of expressions: ``exprs`` (sympy or symengine; one expression, a sequence, a
@@ -936,15 +955,8 @@ def expression_function(args: Sequence, exprs, backend: str | None = "python",
         it a closed form first), or a symbol that is not among ``args``.
     """
     flat, rebuild = _template(exprs)
-    eargs = tuple(se.Symbol(str(a)) for a in args)
-    eexprs = _engine_exprs(flat)
-    _check_functions(eexprs)
-    names = {str(a) for a in eargs}
-    stray = sorted({str(s) for e in eexprs for s in e.free_symbols} - names)
-    if stray:
-        raise SimulationError(f"the expressions use {', '.join(stray)}, which are not arguments of the generated "
-                              "function; give them values first or pass them as arguments.")
-    program = Program.from_expressions(eargs, eexprs)
+    program = expressions_program(args, flat)
+    eargs = program.args
     local = {str(a): f"a{i}" for i, a in enumerate(eargs)}
     header = "def _g(" + ", ".join(f"a{i}" for i in range(len(eargs))) + "):"
     lines, outs = program.body(local, module="numpy.")

@@ -219,6 +219,39 @@ class Program:
         lines = [f"_t{i} = {printer(value)}" for i, (_, value) in enumerate(pairs)]
         return lines, [printer(o) for o in self.outputs]
 
+    def function_source(self, fname: str, groups: Sequence, module: str = "numpy.") -> list:
+        """Source lines of ``def fname(<group names>):`` returning the tuple of the outputs (:meth:`body`):
+        ``groups`` = ``[(argname, symbols)]`` in the order of the arguments, each argument unpacked into its
+        symbols (``"t"``: the time, a scalar that every symbol of its group stands for); ``module`` as in
+        :meth:`body` (``"numpy."``: elementwise on arrays of points).  The read-outs of compiled systems
+        (:mod:`anholo.numerics.compile`, :mod:`anholo.numerics.maggi_compile`) are generated so.
+
+        Raises
+        ------
+        SimulationError
+            If the program uses a symbol that is in no group."""
+        names, unpack = {}, []
+        for argname, symbols in groups:
+            if argname == "t":
+                names.update({str(s): "t" for s in symbols})
+                continue
+            local = [f"_{argname}{i}" for i in range(len(symbols))]
+            names.update({str(s): x for s, x in zip(symbols, local)})
+            if local:
+                unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {argname}")
+        pruned = self.pruned()
+        defined = {str(a) for a, _ in pruned.pairs}
+        stray = sorted({str(s) for e in [v for _, v in pruned.pairs] + list(pruned.outputs) for s in e.free_symbols}
+                       - defined - set(names))
+        if stray:
+            from ..errors import SimulationError
+
+            raise SimulationError(f"the expressions of {fname} use {', '.join(stray)}, which no argument of the "
+                                  "generated function gives; give them values or declare them as parameters.")
+        lines, outs = self.body(names, module)
+        body = unpack + lines + ["return (" + "".join(o + ", " for o in outs) + ")"]
+        return [f"def {fname}({', '.join(g[0] for g in groups)}):"] + ["    " + x for x in body]
+
     def compile(self):
         """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition).
         Compiled once per program (the callable is kept)."""
