@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 from ..errors import NonFiniteExpressionError
 from .engine import engine_cse, engine_diff, has_kinks, kink_derivative, nonfinite, printed, se, zero
 
-__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float"]
+__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float", "pivoted_solve"]
 
 
 @dataclass(frozen=True)
@@ -266,6 +266,41 @@ class Program:
         namespace = dict(MATH_NAMESPACE)
         exec(compile("\n".join(source), "<anholo program>", "exec"), namespace)  # noqa: S102 - generated code
         return namespace["_program"]
+
+
+def pivoted_solve(A: Sequence, b: Sequence, k: int) -> list:
+    """``A⁻¹ b`` (``A`` row-major, ``k × k``) by Gaussian elimination with partial pivoting (the first largest
+    entry of a column is its pivot; Golub & Van Loan (2013), Alg. 3.4.1), ``nan`` where a pivot is zero or not
+    finite: the solve of the generated Python code (:mod:`anholo.algebra.codegen`), the operations of its C
+    code in the same order."""
+    A, b = list(A), list(b)
+    for j in range(k):
+        rj = j * k
+        piv, best = j, abs(A[rj + j])
+        for i in range(j + 1, k):
+            if abs(A[i * k + j]) > best:
+                piv, best = i, abs(A[i * k + j])
+        if not best > 0.0 or best == math.inf:
+            return [math.nan] * k
+        if piv != j:
+            rp = piv * k
+            A[rj + j:rj + k], A[rp + j:rp + k] = A[rp + j:rp + k], A[rj + j:rj + k]
+            b[j], b[piv] = b[piv], b[j]
+        inv = 1.0 / A[rj + j]
+        for i in range(j + 1, k):
+            ri = i * k
+            li = A[ri + j] * inv
+            if li:
+                for c in range(j + 1, k):
+                    A[ri + c] -= li * A[rj + c]
+                b[i] -= li * b[j]
+    x = [0.0] * k
+    for i in range(k - 1, -1, -1):
+        ri, s = i * k, b[i]
+        for c in range(i + 1, k):
+            s -= A[ri + c] * x[c]
+        x[i] = s / A[ri + i]
+    return x
 
 
 def _complex(val) -> complex:

@@ -28,6 +28,7 @@ solved all the same.  Where ``M`` is singular (a zero pivot) or an entry is not 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -42,44 +43,46 @@ from ..errors import MissingParameterError
 __all__ = ["ImplicitRHS", "compile_implicit"]
 
 
-def _eliminate(A: list, b: list, k: int, N: int) -> list:
-    """``M⁻¹F`` at ``N`` states: ``A`` (``k × k``, row-major) and ``b`` (``k``) lists of arrays of ``N`` values
-    (or numbers); Gaussian elimination with partial pivoting elementwise — each state its own pivot rows, the
-    operations of :func:`anholo.algebra.codegen._gauss` in the same order — ``nan`` where ``M`` is singular."""
-    def full(x):
-        return np.broadcast_to(np.asarray(x, dtype=float), (N,))
-
-    A = [[full(A[i * k + j]) for j in range(k)] for i in range(k)]
-    b = [full(x) for x in b]
-    bad = np.zeros(N, dtype=bool)
-    with np.errstate(all="ignore"):
-        for j in range(k):
-            if j + 1 < k:
-                piv = np.argmax(np.abs(np.stack([A[i][j] for i in range(j, k)])), axis=0)  # the first largest
-                for off in range(1, k - j):
-                    swap = piv == off
-                    if swap.any():
-                        i = j + off
-                        for c in range(j, k):
-                            A[j][c], A[i][c] = np.where(swap, A[i][c], A[j][c]), np.where(swap, A[j][c], A[i][c])
-                        b[j], b[i] = np.where(swap, b[i], b[j]), np.where(swap, b[j], b[i])
+def _eliminate(A: list, b: list, k: int) -> list:
+    """``M⁻¹F`` at many states: ``A`` (``k × k``, row-major) and ``b`` (``k``) lists of arrays of values at the
+    states, or numbers (entries that do not depend on the state); Gaussian elimination with partial pivoting
+    elementwise — each state its own pivot rows (the first largest entry of a column), the operations of
+    :func:`anholo.algebra.program.pivoted_solve` in the same order — ``nan`` where ``M`` is singular.  A column
+    of numbers is pivoted once for all states."""
+    A = [[A[i * k + c] for c in range(k)] + [b[i]] for i in range(k)]  # rows [M_i0 … M_ik-1, F_i]
+    bad = False
+    for j in range(k):
+        column = [A[i][j] for i in range(j, k)]
+        if not any(isinstance(e, np.ndarray) for e in column):  # the same pivot row at every state
+            piv = j + max(range(len(column)), key=lambda i: (abs(column[i]), -i))
+            A[j], A[piv] = A[piv], A[j]
+        elif len(column) > 1:
+            piv = np.argmax(np.abs(np.stack(np.broadcast_arrays(*column))), axis=0)  # the first largest
+            for off in range(1, len(column)):
+                swap = piv == off
+                if swap.any():
+                    i = j + off
+                    for c in range(j, k + 1):
+                        A[j][c], A[i][c] = np.where(swap, A[i][c], A[j][c]), np.where(swap, A[j][c], A[i][c])
+        if isinstance(A[j][j], np.ndarray):
             best = np.abs(A[j][j])
-            bad |= ~(best > 0.0) | ~np.isfinite(best)
-            inv = 1.0 / A[j][j]
-            for i in range(j + 1, k):
-                li = A[i][j] * inv
-                for c in range(j + 1, k):
-                    A[i][c] = A[i][c] - li * A[j][c]
-                b[i] = b[i] - li * b[j]
-        x = [None] * k
-        for i in reversed(range(k)):
-            s = b[i]
-            for c in range(i + 1, k):
-                s = s - A[i][c] * x[c]
-            x[i] = s / A[i][i]
-    if bad.any():
-        x = [np.where(bad, np.nan, xi) for xi in x]
-    return x
+            bad = bad | ~(best > 0.0) | ~np.isfinite(best)
+        elif not 0.0 < abs(A[j][j]) < math.inf:  # a zero pivot at every state
+            return [np.nan] * k
+        inv = 1.0 / A[j][j]
+        for i in range(j + 1, k):
+            li = A[i][j] * inv
+            if not isinstance(li, np.ndarray) and not li:  # as pivoted_solve: nothing to eliminate
+                continue
+            for c in range(j + 1, k + 1):
+                A[i][c] = A[i][c] - li * A[j][c]
+    x = [None] * k
+    for i in reversed(range(k)):
+        s = A[i][k]
+        for c in range(i + 1, k):
+            s = s - A[i][c] * x[c]
+        x[i] = s / A[i][i]
+    return [np.where(bad, np.nan, xi) for xi in x] if bad is not False and bad.any() else x
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,12 +126,12 @@ class ImplicitRHS:
         outputs = ns["_outputs"]
 
         def batch(Y, p):
-            N = Y.shape[0]
+            out = np.empty(Y.shape[:1] + (n + k,))
             with np.errstate(all="ignore"):
-                out = outputs(Y.T, p)
-            rates = [np.broadcast_to(np.asarray(o, dtype=float), (N,)) for o in out[:n]]
-            rates += _eliminate(out[n:n + k * k], out[n + k * k:], k, N) if k else []
-            return np.stack(rates, axis=1) if rates else np.zeros((N, 0))
+                values = outputs(Y.T, p)
+                for i, v in enumerate(values[:n] + tuple(_eliminate(values[n:n + k * k], values[n + k * k:], k))):
+                    out[:, i] = v
+            return out
 
         object.__setattr__(self, "_generated", generated)
         object.__setattr__(self, "_batch", batch)
