@@ -24,8 +24,8 @@ Backends, chosen by availability (``backend=`` or the environment variable ``ANH
   out), else through :mod:`ctypes` with
   the state copied into a preallocated buffer (docs/benchmarks.rst, *Code generation*, for the costs).
 * ``"python"``: the same program as Python with :mod:`math` (one local per definition), the same
-  elimination in a small Python function — no compiler needed (the fallback; ``auto`` uses it when no
-  compiler works).
+  elimination (unrolled up to :data:`UNROLL` unknowns, else a loop) — no compiler needed (the fallback;
+  ``auto`` uses it when no compiler works).
 
 A singular ``M`` (a zero pivot) or a non-finite entry gives ``nan`` for ``M⁻¹F`` (where LAPACK's
 solve would raise), the explicit rates unchanged.
