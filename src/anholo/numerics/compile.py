@@ -49,7 +49,7 @@ from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
 
-_NAMESPACE = {"_generated": from_sources, "math": math, "numpy": np, "_array": np.array, "_solve": np.linalg.solve, **MATH_NAMESPACE}
+_NAMESPACE = {"_generated": from_sources, "math": math, "numpy": np, **MATH_NAMESPACE}
 _CACHE: dict = {}  # source digest -> executed namespace (per process)
 
 def _is_time(s: sp.Symbol) -> bool:

@@ -23,7 +23,6 @@ from ..algebra.codegen import c_text, find_compiler, python_source
 from ..algebra.engine import se, to_engine
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
-from ..errors import SimulationError
 from .batch_loop import register_program
 
 __all__ = ["maggi_source", "CACHE_FILES"]
