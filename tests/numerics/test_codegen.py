@@ -116,6 +116,40 @@ def test_singular_matrix_gives_nan(backend):
     assert out[0] == 0.5 and np.isnan(out[1:]).all()
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_unrolled_python_solve_equals_the_loop_and_the_c_code(k, tmp_path, monkeypatch):
+    """The unrolled elimination of the Python code (k ≤ UNROLL) gives the bits of the loop (pivoted_solve) and
+    of the C code (when a compiler works), with row exchanges (zero and small leading entries) and a singular
+    case; the solution against LAPACK."""
+    from anholo.algebra.program import pivoted_solve
+
+    monkeypatch.setenv("ANHOLO_CACHE", str(tmp_path))
+    names = [se.Symbol(f"e{i}") for i in range(k * k + k)]
+    prog = Program.from_expressions(names, [se.Integer(7)] + names)  # one rate, then M and F as given
+    groups = [("y", names)]
+    py = generate(prog, groups, solve=(1, k), backend="python")
+    assert ("_gauss(" in py.source) == (k > codegen.UNROLL)
+    c = generate(prog, groups, solve=(1, k), backend="c") if codegen.find_compiler() else None
+    rng = np.random.default_rng(k)
+    for trial in range(40):
+        M = rng.uniform(-1, 1, (k, k)) * (rng.uniform(size=(k, k)) > 0.3)
+        M[0, 0] = 0.0 if trial % 2 else M[0, 0]
+        if trial == 39 and k > 1:
+            M[1] = M[0]  # equal rows: a zero pivot exactly
+        F = rng.uniform(-1, 1, k)
+        y = np.concatenate([M.ravel(), F])
+        got = py(0.0, y, [])
+        loop = pivoted_solve(list(M.ravel()), list(F), k)
+        np.testing.assert_array_equal(got[1:], loop)
+        assert got[0] == 7.0
+        if c is not None:
+            np.testing.assert_array_equal(c(0.0, y, []), got)
+        if abs(np.linalg.det(M)) > 1e-6:
+            np.testing.assert_allclose(got[1:], np.linalg.solve(M, F), rtol=1e-8, atol=1e-10)
+        elif trial == 39 and k > 1:
+            assert np.isnan(got[1:]).all()
+
+
 def test_user_errors(monkeypatch):
     prog = _program(EXPRS[:1])
     groups = [("y", [se.Symbol("x"), se.Symbol("y")]), ("p", [se.Symbol("a")])]

@@ -180,6 +180,22 @@ def test_no_lambdify_outside_the_code_generator():
     assert PATTERN.search("f = sp.lambdify(x, e)") and PATTERN.search("from sympy import lambdify")
 
 
+PRINTERS = re.compile(r"\b(NumPyPrinter|PythonCodePrinter|SciPyPrinter|MpmathPrinter|C\d*CodePrinter|CodePrinter|pycode|"
+                      r"ccode)\b|\bsympy\.printing\.(pycode|numpy|codeprinter|c|lambdarepr)\b")
+
+
+def test_no_sympy_code_printer_in_the_package():
+    # code is generated from straight-line programs by anholo.algebra.program.ExpressionPrinter only
+    root = Path(__file__).resolve().parents[2] / "src" / "anholo"
+    found = [f"{path.relative_to(root).as_posix()}:{i}: {line.strip()}" for path in sorted(root.rglob("*.py"))
+             for i, line in enumerate(path.read_text().splitlines(), 1) if PRINTERS.search(line)]
+    assert not found, "code is printed by anholo.algebra.program.ExpressionPrinter only:\n" + "\n".join(found)
+    for line in ("from sympy.printing.numpy import NumPyPrinter", "from sympy.printing.pycode import "
+                 "PythonCodePrinter", "src = sp.pycode(e)", "import sympy.printing.pycode"):
+        assert PRINTERS.search(line), line
+    assert not PRINTERS.search("from sympy.printing.latex import translate")
+
+
 def test_kinematics_of_the_exact_route():
     from anholo.analysis.relative_equilibria import Kinematics, _coordinates
     from anholo.system import System

@@ -24,8 +24,8 @@ Backends, chosen by availability (``backend=`` or the environment variable ``ANH
   out), else through :mod:`ctypes` with
   the state copied into a preallocated buffer (docs/benchmarks.rst, *Code generation*, for the costs).
 * ``"python"``: the same program as Python with :mod:`math` (one local per definition), the same
-  elimination in a small Python function — no compiler needed (the fallback; ``auto`` uses it when no
-  compiler works).
+  elimination (unrolled up to :data:`UNROLL` unknowns, else a loop) — no compiler needed (the fallback;
+  ``auto`` uses it when no compiler works).
 
 A singular ``M`` (a zero pivot) or a non-finite entry gives ``nan`` for ``M⁻¹F`` (where LAPACK's
 solve would raise), the explicit rates unchanged.
@@ -55,10 +55,9 @@ import numpy as np
 
 from ..errors import SimulationError
 from .engine import se
-from .program import _KNOWN_TEXT, MATH_NAMESPACE, ExpressionPrinter, Program, untranslated
+from .program import _KNOWN_TEXT, MATH_NAMESPACE, ExpressionPrinter, Program, pivoted_solve, untranslated
 
-__all__ = ["GeneratedFunction", "generate", "ExpressionFunction", "expression_function", "compiled", "generate_jacobian", "build_library", "vector_flags", "operation_count", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS",
-           "chosen_backend"]
+__all__ = ["GeneratedFunction", "generate", "ExpressionFunction", "expression_function", "expressions_program", "compiled", "generate_jacobian", "build_library", "vector_flags", "operation_count", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS", "chosen_backend"]
 
 BACKENDS = ("auto", "c", "python")
 _CFLAGS = ("-O2", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off")
@@ -274,7 +273,6 @@ def cache_directory(required: bool = True) -> Path | None:
     return None
 
 
-
 def store_json(path: Path, data) -> None:
     """Write ``data`` as JSON to ``path`` in the code cache atomically (a temporary file, then a rename: a
     concurrent reader sees the old file or the new one, never a part); a failure leaves no file."""
@@ -406,6 +404,35 @@ def operation_count(program: Program) -> dict:
 
 
 # --- Python ----------------------------------------------------------------------------------------
+#: Up to this many unknowns the Python code solves ``M x = F`` unrolled (straight-line, one local per entry), beyond
+#: it through :func:`~anholo.algebra.program.pivoted_solve` (a loop).
+UNROLL = 4
+
+
+def _unrolled_solve(k: int, head: str, m: list, f: list) -> list:
+    """Python lines ending in ``return [head…, x…]`` with ``M x = F`` solved by the elimination with partial
+    pivoting of :func:`~anholo.algebra.program.pivoted_solve` unrolled: the same operations in the same order (so
+    the same values), the pivot rows chosen by ``if`` statements."""
+    a = [[f"_m{i}_{c}" for c in range(k)] for i in range(k)]
+    lines = [f"{a[i][c]} = {m[i * k + c]}" for i in range(k) for c in range(k)] + [f"_b{i} = {f[i]}" for i in range(k)]
+    for j in range(k):
+        lines.append(f"_p, _v = {j}, abs({a[j][j]})")
+        for i in range(j + 1, k):
+            lines += [f"if abs({a[i][j]}) > _v:", f"    _p, _v = {i}, abs({a[i][j]})"]
+        lines += ["if not _v > 0.0 or _v == _INF:", f"    return [{head}" + "nan, " * k + "]"]
+        for i in range(j + 1, k):
+            row_j, row_i = ", ".join(a[j][j:] + [f"_b{j}"]), ", ".join(a[i][j:] + [f"_b{i}"])
+            lines += [f"if _p == {i}:", f"    {row_j}, {row_i} = {row_i}, {row_j}"]
+        lines += [f"_inv = 1.0 / {a[j][j]}"] if j + 1 < k else []
+        for i in range(j + 1, k):
+            lines += [f"_l = {a[i][j]} * _inv", "if _l:"]
+            lines += [f"    {a[i][c]} = {a[i][c]} - _l * {a[j][c]}" for c in range(j + 1, k)]
+            lines.append(f"    _b{i} = _b{i} - _l * _b{j}")
+    for i in reversed(range(k)):
+        lines.append(f"_x{i} = (_b{i}" + "".join(f" - {a[i][c]} * _x{c}" for c in range(i + 1, k)) + f") / {a[i][i]}")
+    return lines + [f"return [{head}" + "".join(f"_x{i}, " for i in range(k)) + "]"]
+
+
 def python_source(program: Program, groups: Sequence, solve: tuple | None = None, name: str = "_f") -> str:
     """Python source of ``name(t, y, p)`` returning a list (the same contract as :func:`c_source`)."""
     where = _layout(program, groups)
@@ -427,38 +454,13 @@ def python_source(program: Program, groups: Sequence, solve: tuple | None = None
         if len(outs) != r + k * k + k:
             raise SimulationError(f"the program has {len(outs)} outputs, not the {r} + {k}² + {k} of an implicit "
                                   "right-hand side.")
-        body.append(f"return [{''.join(o + ', ' for o in outs[:r])}] + _gauss("
-                    f"[{''.join(o + ', ' for o in outs[r:r + k * k])}], [{''.join(o + ', ' for o in outs[r + k * k:])}], {k})")
+        head = "".join(o + ", " for o in outs[:r])
+        if k > UNROLL:
+            body.append(f"return [{head}] + _gauss([{''.join(o + ', ' for o in outs[r:r + k * k])}], "
+                        f"[{''.join(o + ', ' for o in outs[r + k * k:])}], {k})")
+        else:
+            body += _unrolled_solve(k, head, outs[r:r + k * k], outs[r + k * k:])
     return "\n".join([f"def {name}(t, y, p):"] + ["    " + x for x in body]) + "\n"
-
-
-def _gauss(A: list, b: list, k: int) -> list:
-    """``A⁻¹ b`` (``A`` row-major, ``k × k``) by elimination with partial pivoting; ``nan`` if singular."""
-    A = [A[i * k:(i + 1) * k] for i in range(k)]
-    b = list(b)
-    for j in range(k):
-        piv = max(range(j, k), key=lambda i: abs(A[i][j]))
-        best = abs(A[piv][j])
-        if not best > 0.0 or not math.isfinite(best):
-            return [math.nan] * k
-        if piv != j:
-            A[j], A[piv] = A[piv], A[j]
-            b[j], b[piv] = b[piv], b[j]
-        inv = 1.0 / A[j][j]
-        for i in range(j + 1, k):
-            li = A[i][j] * inv
-            if li:
-                row, rj = A[i], A[j]
-                for c in range(j + 1, k):
-                    row[c] -= li * rj[c]
-                b[i] -= li * b[j]
-    x = [0.0] * k
-    for i in reversed(range(k)):
-        s = b[i]
-        for c in range(i + 1, k):
-            s -= A[i][c] * x[c]
-        x[i] = s / A[i][i]
-    return x
 
 
 # --- the callable ------------------------------------------------------------------------------------
@@ -698,7 +700,7 @@ def from_sources(c_src: str, py_src: str, size: int, n_state: int, n_params: int
                 fn.argtypes = (ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
                 out = GeneratedFunction("c", size, c_src, n_state, n_params, fn, ext)
     if out is None:
-        ns = dict(MATH_NAMESPACE, _gauss=_gauss)
+        ns = dict(MATH_NAMESPACE, _gauss=pivoted_solve, _INF=math.inf)
         exec(compile(py_src, "<anholo generated>", "exec"), ns)  # noqa: S102 - generated code
         out = GeneratedFunction("python", size, py_src, n_state, n_params, ns["_f"])
     _GENERATED[key] = out
@@ -786,11 +788,11 @@ _SCALAR_TYPES = frozenset({float, int, np.float64, np.int64})
 _LOOP_POINTS = 32
 
 
-def _engine_exprs(exprs: list) -> list:
+def _engine_exprs(exprs: list, memo: dict | None = None) -> list:
     """sympy or symengine expressions as symengine ones (sympy DAGs converted once per distinct node)."""
     from .engine import to_engine_dag
 
-    out, memo = [], {}
+    out, memo = [], {} if memo is None else memo
     for e in exprs:
         if isinstance(e, se.Basic):
             out.append(e)
@@ -916,6 +918,25 @@ class ExpressionFunction:
         return res
 
 
+def expressions_program(args: Sequence, exprs: Sequence, memo: dict | None = None) -> Program:
+    """The straight-line program of sympy or symengine ``exprs`` (their common subexpressions shared) as
+    functions of the symbols ``args`` (matched by name); ``memo``: a dictionary shared by several calls, so that
+    a sympy subexpression common to them is converted once.
+
+    Raises
+    ------
+    SimulationError
+        If an expression holds a function without a translation, or a symbol that is not among ``args``."""
+    eargs = tuple(se.Symbol(str(a)) for a in args)
+    eexprs = _engine_exprs(list(exprs), memo)
+    _check_functions(eexprs)
+    stray = sorted({str(s) for e in eexprs for s in e.free_symbols} - {str(a) for a in eargs})
+    if stray:
+        raise SimulationError(f"the expressions use {', '.join(stray)}, which are not arguments of the generated "
+                              "function; give them values first or pass them as arguments.")
+    return Program.from_expressions(eargs, eexprs)
+
+
 def expression_function(args: Sequence, exprs, backend: str | None = "python",
                         dtype: type = float) -> ExpressionFunction:
     """The one numerical form of expressions: ``exprs`` (sympy or symengine; one expression, a sequence, a
@@ -936,15 +957,8 @@ def expression_function(args: Sequence, exprs, backend: str | None = "python",
         it a closed form first), or a symbol that is not among ``args``.
     """
     flat, rebuild = _template(exprs)
-    eargs = tuple(se.Symbol(str(a)) for a in args)
-    eexprs = _engine_exprs(flat)
-    _check_functions(eexprs)
-    names = {str(a) for a in eargs}
-    stray = sorted({str(s) for e in eexprs for s in e.free_symbols} - names)
-    if stray:
-        raise SimulationError(f"the expressions use {', '.join(stray)}, which are not arguments of the generated "
-                              "function; give them values first or pass them as arguments.")
-    program = Program.from_expressions(eargs, eexprs)
+    program = expressions_program(args, flat)
+    eargs = program.args
     local = {str(a): f"a{i}" for i, a in enumerate(eargs)}
     header = "def _g(" + ", ".join(f"a{i}" for i in range(len(eargs))) + "):"
     lines, outs = program.body(local, module="numpy.")

@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 from ..errors import NonFiniteExpressionError
 from .engine import engine_cse, engine_diff, has_kinks, kink_derivative, nonfinite, printed, se, zero
 
-__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float"]
+__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float", "pivoted_solve"]
 
 
 @dataclass(frozen=True)
@@ -219,6 +219,39 @@ class Program:
         lines = [f"_t{i} = {printer(value)}" for i, (_, value) in enumerate(pairs)]
         return lines, [printer(o) for o in self.outputs]
 
+    def function_source(self, fname: str, groups: Sequence, module: str = "numpy.") -> list:
+        """Source lines of ``def fname(<group names>):`` returning the tuple of the outputs (:meth:`body`):
+        ``groups`` = ``[(argname, symbols)]`` in the order of the arguments, each argument unpacked into its
+        symbols (``"t"``: the time, a scalar that every symbol of its group stands for); ``module`` as in
+        :meth:`body` (``"numpy."``: elementwise on arrays of points).  The read-outs of compiled systems
+        (:mod:`anholo.numerics.compile`, :mod:`anholo.numerics.maggi_compile`) are generated so.
+
+        Raises
+        ------
+        SimulationError
+            If the program uses a symbol that is in no group."""
+        names, unpack = {}, []
+        for argname, symbols in groups:
+            if argname == "t":
+                names.update({str(s): "t" for s in symbols})
+                continue
+            local = [f"_{argname}{i}" for i in range(len(symbols))]
+            names.update({str(s): x for s, x in zip(symbols, local)})
+            if local:
+                unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {argname}")
+        pruned = self.pruned()
+        defined = {str(a) for a, _ in pruned.pairs}
+        stray = sorted({str(s) for e in [v for _, v in pruned.pairs] + list(pruned.outputs) for s in e.free_symbols}
+                       - defined - set(names))
+        if stray:
+            from ..errors import SimulationError
+
+            raise SimulationError(f"the expressions of {fname} use {', '.join(stray)}, which no argument of the "
+                                  "generated function gives; give them values or declare them as parameters.")
+        lines, outs = self.body(names, module)
+        body = unpack + lines + ["return (" + "".join(o + ", " for o in outs) + ")"]
+        return [f"def {fname}({', '.join(g[0] for g in groups)}):"] + ["    " + x for x in body]
+
     def compile(self):
         """``f(*values) -> list`` of the outputs as floats (Python code with ``math``; one local per definition).
         Compiled once per program (the callable is kept)."""
@@ -233,6 +266,41 @@ class Program:
         namespace = dict(MATH_NAMESPACE)
         exec(compile("\n".join(source), "<anholo program>", "exec"), namespace)  # noqa: S102 - generated code
         return namespace["_program"]
+
+
+def pivoted_solve(A: Sequence, b: Sequence, k: int) -> list:
+    """``A⁻¹ b`` (``A`` row-major, ``k × k``) by Gaussian elimination with partial pivoting (the first largest
+    entry of a column is its pivot; Golub & Van Loan (2013), Alg. 3.4.1), ``nan`` where a pivot is zero or not
+    finite: the solve of the generated Python code (:mod:`anholo.algebra.codegen`), the operations of its C
+    code in the same order."""
+    A, b = list(A), list(b)
+    for j in range(k):
+        rj = j * k
+        piv, best = j, abs(A[rj + j])
+        for i in range(j + 1, k):
+            if abs(A[i * k + j]) > best:
+                piv, best = i, abs(A[i * k + j])
+        if not best > 0.0 or best == math.inf:
+            return [math.nan] * k
+        if piv != j:
+            rp = piv * k
+            A[rj + j:rj + k], A[rp + j:rp + k] = A[rp + j:rp + k], A[rj + j:rj + k]
+            b[j], b[piv] = b[piv], b[j]
+        inv = 1.0 / A[rj + j]
+        for i in range(j + 1, k):
+            ri = i * k
+            li = A[ri + j] * inv
+            if li:
+                for c in range(j + 1, k):
+                    A[ri + c] -= li * A[rj + c]
+                b[i] -= li * b[j]
+    x = [0.0] * k
+    for i in range(k - 1, -1, -1):
+        ri, s = i * k, b[i]
+        for c in range(i + 1, k):
+            s -= A[ri + c] * x[c]
+        x[i] = s / A[ri + i]
+    return x
 
 
 def _complex(val) -> complex:

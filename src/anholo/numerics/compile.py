@@ -1,22 +1,28 @@
 """Compiling a first-order system to fast numerical functions.
 
 :func:`compile_system` turns a :class:`~anholo.numerics.ode.FirstOrderSystem` into
-Python source, generated once and executed once:
+source, generated once and executed once, by the one code generator
+(:mod:`anholo.algebra.codegen`): every function is a straight-line
+:class:`~anholo.algebra.program.Program` of its expressions (their common
+subexpressions one local each; the code generation of PyDy, Gede, Peterson, Sinha &
+Moore 2013) printed by the one printer
+(:class:`~anholo.algebra.program.ExpressionPrinter`):
 
 * the right-hand side ``F(s)`` as a *factory* ``make_rhs(p)`` that takes the
-  parameter values and returns ``rhs(t, y)`` for :func:`scipy.integrate.solve_ivp`.
-  Parameters are passed as values, never substituted and re-derived: a sweep over
-  parameter values reuses the same compiled code.  Subexpressions that depend on
-  the parameters only are computed once per parameter set (in ``make_rhs``), the
-  remaining common subexpressions once per call (``sympy.cse``); the body works on
-  Python floats with :mod:`math` (``y.tolist()``), which for the small systems of
-  mechanics is faster than numpy scalar arithmetic;
-* vectorised read-outs on arrays of states (numpy): the natural velocities
+  parameter values and returns ``rhs(t, y)`` for :func:`scipy.integrate.solve_ivp`:
+  C built at run time where a compiler works (cached by its digest), else Python
+  with :mod:`math`.  Parameters are run-time arguments, never substituted and
+  re-derived: a sweep over parameter values reuses the same compiled code;
+* vectorised read-outs on arrays of states (the program printed over :mod:`numpy`,
+  :meth:`~anholo.algebra.program.Program.function_source`): the natural velocities
   ``q̇(s)``, the multipliers, the map from natural initial data to the state, and
   functions of ``(q, q̇)`` — energy ``E_L = q̇^A ∂L/∂q̇^A − L``, the constraint
   functions ``φ_a`` — used by the monitors.
 
-The compiled object pickles as its source, so it can be sent to worker processes
+sympy's ``δ(f)`` (from differentiating ``sign`` or ``|f|``) is 0 off ``f = 0``
+(:func:`~anholo.algebra.expressions.without_deltas`); a function the generator has no
+translation for is a :class:`~anholo.errors.SimulationError` naming it.  The compiled
+object pickles as its source, so it can be sent to worker processes
 (:mod:`anholo.numerics.batch`).
 """
 
@@ -30,13 +36,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import sympy as sp
 from sympy.core.function import AppliedUndef
-from sympy.printing.numpy import NumPyPrinter
-from sympy.printing.pycode import PythonCodePrinter
 
-from ..algebra import xreplace_dag
-
+from ..algebra.codegen import c_text, expressions_program, find_compiler, from_sources, python_source
+from ..algebra.engine import se
 from ..algebra.expressions import dag_atoms, free_symbols, without_deltas
-from ..algebra.codegen import from_sources
 from ..algebra.program import MATH_NAMESPACE
 from ..dynamics.maggi import MaggiSystem
 from ..errors import InitialStateError, InputError, MissingParameterError, SimulationError
@@ -46,7 +49,7 @@ from .ode import first_order_system
 
 __all__ = ["CompiledSystem", "compile_system", "compile_functions"]
 
-_NAMESPACE = {"_generated": from_sources, "math": math, "numpy": np, "_array": np.array, "_solve": np.linalg.solve, **MATH_NAMESPACE}
+_NAMESPACE = {"_generated": from_sources, "math": math, "numpy": np, **MATH_NAMESPACE}
 _CACHE: dict = {}  # source digest -> executed namespace (per process)
 
 def _is_time(s: sp.Symbol) -> bool:
@@ -67,136 +70,17 @@ def _check_numeric(exprs, what: str) -> None:
         )
 
 # --- code generation ----------------------------------------------------------------------------
-class _Names:
-    """Fresh, printable symbols for the arguments of generated functions."""
+def _program(args: Sequence, exprs: Sequence, memo: dict):
+    """The straight-line program of sympy ``exprs`` (δ(f) = 0 off f = 0) in the symbols ``args``."""
+    return expressions_program(args, [without_deltas(sp.sympify(e)) for e in exprs], memo)
 
-    def __init__(self):
-        self.mapping: dict = {}
 
-    def add(self, symbols: Sequence, prefix: str) -> list[str]:
-        names = []
-        for i, s in enumerate(symbols):
-            new = sp.Symbol(f"{prefix}{i}", **s.assumptions0)
-            self.mapping[s] = new
-            names.append(new.name)
-        return names
+def _readout(fname: str, exprs: Sequence, groups: Sequence, memo: dict) -> str:
+    """Source of ``def fname(<group names>)`` evaluating ``exprs`` elementwise over numpy arrays; ``groups`` =
+    ``[(argname, symbols)]`` (``"t"``: the time)."""
+    program = _program([s for _, symbols in groups for s in symbols], exprs, memo)
+    return "\n".join(program.function_source(fname, [(g, [str(s) for s in symbols]) for g, symbols in groups])) + "\n"
 
-def _hoist_constants(exprs: list, constant_symbols: set) -> tuple[list, list]:
-    """Replace maximal subexpressions free of the non-constant symbols by new symbols ``_k<j>``.
-
-    Returns the rewritten expressions and ``[(k_j, subexpression)]``.  In a Mul or
-    Add with mixed arguments the constant arguments are grouped into one.
-    """
-    const: dict = {}
-    order = []
-    stack = [(e, False) for e in exprs]
-    while stack:
-        a, expanded = stack.pop()
-        if a in const:
-            continue
-        if not a.args:
-            const[a] = a.is_Number or a.is_NumberSymbol or a in constant_symbols
-        elif not expanded:
-            stack.append((a, True))
-            stack.extend((c, False) for c in a.args if c not in const)
-        else:
-            const[a] = all(const[c] for c in a.args)
-            order.append(a)
-    hoisted: list = []
-    by_expr: dict = {}
-
-    def hoist(e):
-        if e.is_Number or e.is_Symbol:
-            return e
-        if e not in by_expr:
-            k = sp.Symbol(f"_k{len(hoisted)}", real=True)
-            by_expr[e] = k
-            hoisted.append((k, e))
-        return by_expr[e]
-
-    new: dict = {}
-    for a in order:  # children before parents
-        if const[a]:
-            continue
-        args = []
-        for c in a.args:
-            if not c.args:
-                args.append(c)
-            elif const[c]:
-                args.append(hoist(c))
-            else:
-                args.append(new[c])
-        if a.is_Mul or a.is_Add:
-            consts = [c for c in a.args if const[c]]
-            if len(consts) >= 2 and not all(c.is_Number for c in consts):
-                group = a.func(*[c for c in a.args if const[c]])
-                rest = [x for x, c in zip(args, a.args) if not const[c]]
-                args = [hoist(group)] + rest
-        new[a] = a.func(*args) if any(x is not c for x, c in zip(args, a.args)) or len(args) != len(a.args) else a
-    out = []
-    for e in exprs:
-        if not e.args:
-            out.append(e)
-        elif const[e]:
-            out.append(hoist(e))
-        else:
-            out.append(new[e])
-    return out, hoisted
-
-def _lines(assignments, printer) -> list[str]:
-    return [f"{s.name} = {printer.doprint(e)}" for s, e in assignments]
-
-def _function_source(fname: str, exprs: Sequence, groups: Sequence, *, vector: bool, factory: bool) -> str:
-    """Source of one generated function.
-
-    ``groups`` is a list of ``(argument name, symbols, role)`` with role ``"state"``,
-    ``"param"``, ``"time"`` or ``"arg"``.  Parameter-only subexpressions are hoisted
-    (into the factory for ``factory=True``, else to the top of the body).
-    """
-    names = _Names()
-    header_params, unpack = [], []
-    param_syms = set()
-    for argname, symbols, role in groups:
-        if role == "time":
-            for s in symbols:
-                names.mapping[s] = sp.Symbol("t", real=True)
-            continue
-        prefix = {"state": "_y", "param": "_p", "arg": "_a"}[role] + (argname if role == "arg" else "")
-        printed = names.add(symbols, prefix)
-        if role == "param":
-            param_syms |= {names.mapping[s] for s in symbols}
-        if printed:
-            target = ", ".join(printed) + ("," if len(printed) == 1 else "")
-            if role == "param":
-                header_params.append(f"{target} = {argname}")
-            elif vector:
-                unpack.append(f"{target} = {argname}")
-            else:
-                unpack.append(f"{target} = {argname}.tolist()")
-    exprs = [without_deltas(xreplace_dag(sp.sympify(e), names.mapping)) for e in exprs]  # δ(f) = 0 off f = 0
-    exprs, hoisted = _hoist_constants(exprs, param_syms)
-    printer = NumPyPrinter({"fully_qualified_modules": True}) if vector else PythonCodePrinter(
-        {"fully_qualified_modules": True})
-    if hoisted:
-        k_repl, k_exprs = sp.cse([e for _, e in hoisted], symbols=sp.numbered_symbols("_q"), order="none")
-        const_lines = _lines(k_repl, printer) + [f"{k.name} = {printer.doprint(e)}"
-                                                 for (k, _), e in zip(hoisted, k_exprs)]
-    else:
-        const_lines = []
-    repl, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), order="none") if exprs else ([], [])
-    body = _lines(repl, printer)
-    results = "".join(printer.doprint(e) + ", " for e in reduced)
-    ret = f"return ({results})" if vector else f"return _array(({results}))"
-    arglist = [g[0] for g in groups if g[2] != "param"]
-    pargs = [g[0] for g in groups if g[2] == "param"]
-    if factory:
-        lines = [f"def {fname}({', '.join(pargs)}):"] + ["    " + x for x in header_params + const_lines]
-        lines += [f"    def _f({', '.join(arglist)}):"] + ["        " + x for x in unpack + body + [ret]]
-        lines += ["    return _f"]
-    else:
-        lines = [f"def {fname}({', '.join(arglist + pargs)}):"]
-        lines += ["    " + x for x in header_params + const_lines + unpack + body + [ret]]
-    return "\n".join(lines) + "\n"
 
 def _execute(source: str, extra: Mapping | None = None) -> dict:
     """Execute generated source once per process (cached by its digest) in ``_NAMESPACE`` (+ ``extra``)."""
@@ -491,75 +375,50 @@ def compile_system(system) -> CompiledSystem:
     ode = system if isinstance(system, FirstOrderSystem) else first_order_system(system)
     _check_numeric(ode.rates + ode.natural_velocities + ode.multipliers + ode.initial_state, f"{ode.kind} field")
     q, u = ode.coordinates, ode.velocities
-    times = {s for s in free_symbols(ode.rates) if s == ode.time or _is_time(s)}
-    def time_symbols(exprs):
-        return {s for s in free_symbols(exprs) if s == ode.time or _is_time(s)}
-
-    constraint_times = time_symbols(ode.constraints)
-    velocity_times, multiplier_times = time_symbols(ode.natural_velocities), time_symbols(ode.multipliers)
-    state = [("y", ode.state, "state")] + ([("w", ode.inputs, "arg")] if ode.inputs else []) + [
-        ("p", ode.parameters, "param")]
     L = ode.lagrangian
     energy = sp.Add(*[ui * L.diff(ui) for ui in u]) - L
-    rhs_source = _generated_rhs(ode, times)  # the one code generator (C where a compiler works)
+    hol_t = ode.time if ode.time is not None else sp.Symbol("t", real=True)
+    jac = [f.diff(qA) for f in ode.holonomic for qA in q]
+    rate = [f.diff(hol_t) for f in ode.holonomic]
+    # the time: ode.time and every symbol named t (one run-time argument)
+    everything = [*ode.rates, *ode.natural_velocities, *ode.multipliers, energy, *ode.constraints, *ode.holonomic]
+    time = sorted({s.name for s in free_symbols(everything) if s == ode.time or _is_time(s)} | {hol_t.name})
+    time = [se.Symbol(x) for x in time]
+    params = list(ode.parameters)
+    memo: dict = {}  # sympy subexpressions shared by the functions: converted once
+    state = [("t", time), ("y", ode.state)] + ([("w", ode.inputs)] if ode.inputs else []) + [("p", params)]
+    natural = [("t", time), ("q", q), ("u", u), ("p", params)]
     sources = [
-        rhs_source or _function_source("make_rhs", ode.rates, [("t", tuple(times), "time")] + state, vector=False,
-                                       factory=True),
-        _function_source("natural_velocities", ode.natural_velocities, [("t", tuple(velocity_times), "time")]
-                         + [("y", ode.state, "state"), ("p", ode.parameters, "param")],
-                         vector=True, factory=False),
-        _function_source("multipliers", ode.multipliers, [("t", tuple(multiplier_times), "time")] + state,
-                         vector=True, factory=False),
-        _function_source("initial_state", ode.initial_state,
-                         [("q", q, "arg"), ("u", u, "arg"), ("lam", ode.multiplier_inputs, "arg"),
-                          ("p", ode.parameters, "param")], vector=True, factory=False),
-        _function_source("energy", [energy], [("t", tuple(time_symbols([energy])), "time"), ("q", q, "arg"),
-                                              ("u", u, "arg"), ("p", ode.parameters, "param")],
-                         vector=True, factory=False),
-        _function_source("constraints", ode.constraints,
-                         [("t", tuple(constraint_times), "time"), ("q", q, "arg"), ("u", u, "arg"),
-                          ("p", ode.parameters, "param")], vector=True, factory=False),
+        _generated_rhs(ode, time, memo),  # C where a compiler works, else Python
+        _readout("natural_velocities", ode.natural_velocities, [("t", time), ("y", ode.state), ("p", params)], memo),
+        _readout("multipliers", ode.multipliers, state, memo),
+        _readout("initial_state", ode.initial_state,
+                 [("q", q), ("u", u), ("lam", ode.multiplier_inputs), ("p", params)], memo),
+        _readout("energy", [energy], natural, memo),
+        _readout("constraints", ode.constraints, natural, memo),
         f"_n_constraints = {len(ode.constraints)}\n_constraint_text = {tuple(str(c) for c in ode.constraints)!r}\n",
     ]
     if ode.holonomic:  # f(q, t), ∂f/∂q and ∂f/∂t for the projection (anholo.numerics.projection)
-        hol_t = ode.time if ode.time is not None else sp.Symbol("t", real=True)
-        jac = [f.diff(qA) for f in ode.holonomic for qA in q]
-        groups = [("t", (hol_t,), "time"), ("q", q, "arg"), ("p", ode.parameters, "param")]
-        sources += [
-            _function_source("holonomic", ode.holonomic, groups, vector=True, factory=False),
-            _function_source("holonomic_jacobian", jac, groups, vector=True, factory=False),
-            _function_source("holonomic_rate", [f.diff(hol_t) for f in ode.holonomic], groups, vector=True,
-                             factory=False),
-        ]
+        groups = [("t", time), ("q", q), ("p", params)]
+        sources += [_readout("holonomic", ode.holonomic, groups, memo),
+                    _readout("holonomic_jacobian", jac, groups, memo),
+                    _readout("holonomic_rate", rate, groups, memo)]
     sources.append(f"_n_holonomic = {len(ode.holonomic)}\n")
     values = {p.name: v for p, v in ode.values.items()}
     return CompiledSystem(ode.kind, ode.name, "\n".join(sources), tuple(p.name for p in ode.parameters), values,
                           ode.state_names, ode.coordinate_names, ode.multiplier_names, len(ode.multiplier_inputs), ode,
                           control_names=tuple(u.name for u in ode.inputs))
 
-def _generated_rhs(ode: FirstOrderSystem, times) -> str:
-    """Source of ``make_rhs(p)`` through the one code generator (:mod:`anholo.algebra.codegen`): the rates as a
-    straight-line program of ``(t, state, parameters[, inputs])``, C built at run time where a compiler works
-    (cached by its digest), else Python with :mod:`math`; the parameters, then the inputs' values, are run-time
-    arguments.  ``""`` where the rates have an expression symengine cannot take (the sympy printer's source is
-    used then)."""
-    from ..algebra.codegen import c_text, find_compiler, python_source
-    from ..algebra.engine import se, to_engine
-    from ..algebra.program import Program
 
-    if len(times) > 1:
-        return ""
-    try:
-        rates = [to_engine(without_deltas(sp.sympify(e))) for e in ode.rates]
-        time = [to_engine(next(iter(times)))] if times else [se.Symbol("t")]
-        state = [to_engine(x) for x in ode.state]
-        params = [to_engine(x) for x in (*ode.parameters, *ode.inputs)]
-        program = Program.from_expressions(tuple(time + state + params), rates)
-        groups = (("t", time), ("y", state), ("p", params))
-        c_src = c_text(program, groups) if find_compiler() is not None else ""
-        py_src = python_source(program, groups)
-    except Exception:  # noqa: BLE001 - an expression symengine or the program cannot take
-        return ""
+def _generated_rhs(ode: FirstOrderSystem, time: list, memo: dict) -> str:
+    """Source of ``make_rhs(p)``: the rates as a straight-line program of ``(t, state, parameters[, inputs])``
+    (:mod:`anholo.algebra.codegen`), C built at run time where a compiler works (cached by its digest), else
+    Python with :mod:`math`; the parameters, then the inputs' values, are run-time arguments."""
+    state, params = list(ode.state), [*ode.parameters, *ode.inputs]
+    program = _program(time + state + params, ode.rates, memo)
+    groups = (("t", time), ("y", [se.Symbol(s.name) for s in state]), ("p", [se.Symbol(s.name) for s in params]))
+    c_src = c_text(program, groups) if find_compiler() is not None else ""
+    py_src = python_source(program, groups)
     dim, k = len(state), len(params)
     lines = [f"_RHS_C = {c_src!r}", f"_RHS_PY = {py_src!r}", "def make_rhs(p):",
              f"    f = _generated(_RHS_C, _RHS_PY, {dim}, {dim}, {k})"]
@@ -578,8 +437,7 @@ def compile_functions(exprs: Sequence, coordinates: Sequence, velocities: Sequen
     """
     exprs = [sp.sympify(e) for e in exprs]
     _check_numeric(exprs, "monitored expression")
-    src = _function_source("f", exprs, [("q", tuple(coordinates), "arg"), ("u", tuple(velocities), "arg"),
-                                         ("p", tuple(parameters), "param")], vector=True, factory=False)
+    src = _readout("f", exprs, [("q", tuple(coordinates)), ("u", tuple(velocities)), ("p", tuple(parameters))], {})
     fn = _execute(src)["f"]
     count = len(exprs)
 

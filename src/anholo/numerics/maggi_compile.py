@@ -23,29 +23,12 @@ from ..algebra.codegen import c_text, find_compiler, python_source
 from ..algebra.engine import se, to_engine
 from ..algebra.program import Program
 from ..dynamics.maggi import MaggiSystem
-from ..errors import SimulationError
 from .batch_loop import register_program
 
 __all__ = ["maggi_source", "CACHE_FILES"]
 
 #: The files of the code cache this module writes (the generated sources of large systems), as glob patterns.
 CACHE_FILES = ("maggi-source-*.json",)
-
-
-def _function(fname: str, program: Program, groups, *, vector: bool) -> list:
-    """Source lines of ``def fname(<args>):`` evaluating ``program``; ``groups`` = [(argname, names)]."""
-    names, unpack = {}, []
-    for argname, symbols in groups:
-        if argname == "t":  # the time is a scalar argument
-            names.update({s: "t" for s in symbols})
-            continue
-        local = [f"_{argname}{i}" for i in range(len(symbols))]
-        names.update({s: x for s, x in zip(symbols, local)})
-        if local:
-            unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {argname}")
-    lines, outs = program.body(names, "numpy." if vector else "")
-    body = unpack + lines + ["return (" + "".join(o + ", " for o in outs) + ")"]
-    return [f"def {fname}({', '.join(g[0] for g in groups)}):"] + ["    " + x for x in body]
 
 
 def maggi_source(nh: MaggiSystem, *, values: Mapping | None = None) -> dict:
@@ -183,24 +166,23 @@ def _form_source(nh: MaggiSystem) -> tuple:
     t_sym = [se.Symbol(time[0])] if time else []
     groups_state = [("t", time), ("y", state), ("p", params)]
     groups_readout = [("t", time), ("y", state)] + ([("w", controls)] if controls else []) + [("p", params)]
-    src += _function("natural_velocities", Program((), base_pairs, tuple(qdot)), groups_state, vector=True)
-    src += _function("multipliers", readout, groups_readout, vector=True)
+    src += Program((), base_pairs, tuple(qdot)).function_source("natural_velocities", groups_state)
+    src += readout.function_source("multipliers", groups_readout)
     src += ["def initial_state(q, u, lam, p):",
             f"    return ({''.join(f'q[{i}], ' for i in range(n))}"
             f"{''.join(f'u[{q.index(c.name)}], ' for c in nh.free_coordinates)})"]
     nat = [("t", time), ("q", q), ("u", u), ("p", params)]
-    src += _function("energy", Program.from_expressions((), [energy]), nat, vector=True)
-    src += _function("constraints", Program.from_expressions((), [to_engine(c) for c in nh.constraints]), nat,
-                     vector=True)
+    src += Program.from_expressions((), [energy]).function_source("energy", nat)
+    src += Program.from_expressions((), [to_engine(c) for c in nh.constraints]).function_source("constraints", nat)
     src += [f"_n_constraints = {len(nh.constraints)}",
             f"_constraint_text = {tuple('constraint ' + str(a + 1) for a in range(len(nh.constraints)))!r}"]
     if hol:
         groups = [("t", time), ("q", q), ("p", params)]
-        src += _function("holonomic", Program.from_expressions((), hol), groups, vector=True)
-        src += _function("holonomic_jacobian", Program.from_expressions((), [f.diff(x) for f in hol for x in Q]),
-                         groups, vector=True)
+        src += Program.from_expressions((), hol).function_source("holonomic", groups)
+        jac = [f.diff(x) for f in hol for x in Q]
+        src += Program.from_expressions((), jac).function_source("holonomic_jacobian", groups)
         rate = [f.diff(t_sym[0]) for f in hol] if t_sym else [se.Integer(0)] * len(hol)
-        src += _function("holonomic_rate", Program.from_expressions((), rate), groups, vector=True)
+        src += Program.from_expressions((), rate).function_source("holonomic_rate", groups)
     src.append(f"_n_holonomic = {len(hol)}")
     meta = {"source": "\n".join(src) + "\n", "parameters": list(params), "state_names": list(state),
             "coordinate_names": list(q), "multiplier_names": [f"lambda{a + 1}" for a in range(n - m)],
