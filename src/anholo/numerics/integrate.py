@@ -362,10 +362,13 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         with np.errstate(all="ignore"):
             y0 = compiled.initial_state(q0, qdot0, lambda0, p, constraint_tol=constraint_tol, t0=t0)
             rhs = compiled.rhs(p, inputs)
-    except (ZeroDivisionError, OverflowError) as exc:
+            f0 = np.asarray(rhs(t0, y0), dtype=float)  # one evaluation: generated C gives inf/nan where Python raises
+        if not np.all(np.isfinite(f0)):
+            raise ZeroDivisionError("the right-hand side is not finite there")
+    except (ArithmeticError, ValueError) as exc:  # ZeroDivisionError, OverflowError, a math domain error
         raise IntegrationError(
             f"the {compiled.kind} field cannot be evaluated at these parameter values or this initial state "
-            f"({exc}): the Hessian or the frame is singular there (a zero mass or inertia?)."
+            f"({exc}): the Hessian, the frame or an input is singular there (a zero mass or inertia?)."
         ) from exc
     projecting = project and compiled.kind != "euler-lagrange" and compiled.holonomic_count
     if method in ("Radau", "BDF", "LSODA") and options.get("jac") is None and inputs is None and not projecting:
