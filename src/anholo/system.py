@@ -295,8 +295,21 @@ class System:
             raise ReportError(f"unknown route {route!r}; use 'exact' or 'maggi'.")
         if route == "maggi" or (route is None and self.route[0] == "maggi"):
             return self.maggi(dependent)
+        if route is None and dependent is not None and self._coordinate_velocities(dependent):
+            return self.maggi(dependent)  # coordinate velocities of a system written in another frame
         return NonholonomicSystem(self.lagrangian, self.linear_constraints(), dependent=dependent,
                                   forces=self.forces, time=self.lagrangian_time)
+
+    def _coordinate_velocities(self, dependent) -> bool:
+        """True if ``dependent`` names coordinates (their velocities ``q̇^P``) of a system whose frame is not the
+        coordinate frame: Maggi's equations in the coordinate velocities take them as they are meant (the
+        frame's own adapted frame solves for quasi-velocities, named by the frame's names)."""
+        if self.frame.is_coordinate_frame:
+            return False
+        coords = {c.name for c in self.chart.coordinates}
+        quasi = {v.name for v in self.bundle.quasi_velocities}
+        names = [d.name if isinstance(d, sp.Symbol) else d for d in dependent]
+        return bool(names) and all(isinstance(d, str) and d in coords and d not in quasi for d in names)
 
     def maggi(self, dependent=None) -> MaggiSystem:
         """The Lagrange–d'Alembert problem in Maggi's form (:class:`~anholo.dynamics.maggi.MaggiSystem`):

@@ -338,6 +338,9 @@ def _coordinate_reference(system, q0, qdot0, times):
     ("knife_edge", ["y"], [0.35, 0.45, 0.55], [0.9 * math.cos(0.55), 0.9 * math.sin(0.55), 0.3], 20.0),
     # ẋ and φ̇ solved from the rolling constraints: a pole where the disk heads along the y axis
     ("vertical_rolling_disk", ["x", "phi"], [0.35, 0.45, 0.55, 0.65], None, 12.0),
+    # a system written in its body frame, solved for the coordinate velocity ẏ (Maggi's equations in coordinate
+    # velocities: ẏ = tan θ ẋ + a θ̇ / cos θ, a pole at θ = π/2, crossed at t ≈ 2.4)
+    ("chaplygin_sleigh", ["y"], [0.35, 0.45, 0.55], "own frame", 12.0),
 ])
 def test_a_singular_choice_of_dependent_velocities_is_left_in_time(name, dependent, q0, qdot0, t_end):
     """The user's dependent velocities have a pole on the motion: the run changes chart before it and
@@ -345,6 +348,10 @@ def test_a_singular_choice_of_dependent_velocities_is_left_in_time(name, depende
     with an error of 1e-2 and the disk stopped with a division by zero)."""
     system = System.load(name)
     compiled = compile_system(from_system(system, "nonholonomic", dependent=dependent))
+    if qdot0 is not None and not isinstance(qdot0, list):  # free velocities 0.9, 0.3 in the system's own frame
+        own = compile_system(from_system(system, "nonholonomic"))
+        s = np.concatenate([q0, np.linspace(0.9, 0.3, own.dim - len(q0))])
+        qdot0 = list(own.natural_velocities(s[:, None], own.parameter_vector())[:, 0])
     if qdot0 is None:  # free velocities (θ̇, φ̇... in the chart's order) 0.9, 0.3 on C
         s = np.concatenate([q0, np.linspace(0.9, 0.3, compiled.dim - len(q0))])
         qdot0 = list(compiled.natural_velocities(s[:, None], compiled.parameter_vector())[:, 0])

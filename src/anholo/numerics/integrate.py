@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..errors import IntegrationError, SimulationError
+from ..errors import AnholoError, IntegrationError, SimulationError
 from .compile import CompiledSystem, compile_system
 from .monitors import energy
 from .stepping import Reporter as _Reporter
@@ -366,9 +366,16 @@ def simulate(system, t_span, q0: Sequence, qdot0: Sequence, lambda0: Sequence | 
         if not np.all(np.isfinite(f0)):
             raise ZeroDivisionError("the right-hand side is not finite there")
     except (ArithmeticError, ValueError) as exc:  # ZeroDivisionError, OverflowError, a math domain error
+        hint = "a zero mass or inertia?"
+        if atlas is not None and atlas.k and not atlas.unavailable:
+            try:  # a chart solved for velocities whose block of the constraints is singular at q0?
+                best = atlas.best(np.asarray(q0, dtype=float), pdict, t0)
+                hint += f" dependent velocities singular here? the best conditioned choice here: {', '.join(best)}"
+            except (AnholoError, ArithmeticError, ValueError, np.linalg.LinAlgError):
+                pass
         raise IntegrationError(
             f"the {compiled.kind} field cannot be evaluated at these parameter values or this initial state "
-            f"({exc}): the Hessian, the frame or an input is singular there (a zero mass or inertia?)."
+            f"({exc}): the Hessian, the frame or an input is singular there ({hint})."
         ) from exc
     projecting = project and compiled.kind != "euler-lagrange" and compiled.holonomic_count
     if method in ("Radau", "BDF", "LSODA") and options.get("jac") is None and inputs is None and not projecting:

@@ -379,9 +379,11 @@ def from_system(system, field: str = "nonholonomic", *, dependent=None) -> First
         nh = regular_nonholonomic(system, dependent=dependent)
         if isinstance(nh, MaggiSystem):
             if field != "nonholonomic":
-                raise SimulationError(
-                    f"{name!r} is a large system (Maggi's equations, docs/implicit.rst): only its nonholonomic "
-                    "field is simulated; the vakonomic field needs the exact route (Python API).")
+                why = ("its dependent velocities are coordinate velocities of a system written in another frame; "
+                       "name its quasi-velocities instead" if dependent is not None and not system.route[0] == "maggi"
+                       else "it is a large system; the vakonomic field needs the exact route (Python API)")
+                raise SimulationError(f"{name!r} is integrated in Maggi's equations (docs/implicit.rst), which give its "
+                                      f"nonholonomic field only: {why}.")
             return nh  # compiled from its straight-line programs (anholo.numerics.compile.compile_system)
         elif field == "nonholonomic":
             ode = from_nonholonomic(nh.field(), values=values, name=name)
