@@ -81,6 +81,9 @@ def test_negative_values_and_euler_lagrange_default(capsys):
     # pivot -sin(theta) vanishes at the initial state
     (["sleigh_with_motor", "--q0", "0,0,0", "--qdot0", "1,0,0", "--t-end", 1, "--dependent", "x", "--input",
       "tau=0.1"], "dependent velocities singular here? the best conditioned choice here: y"),
+    # Maggi's equations name a short constraint as written
+    (["sleigh_with_motor", "--q0", "0,0,0", "--qdot0", "1,0.5,0", "--t-end", 1, "--dependent", "x", "--input",
+      "tau=0.1"], "violate constraint 1 (-a*theta_dot - x_dot*sin(theta) + y_dot*cos(theta) = 0)"),
     (["no_such_example", "--q0", "0", "--qdot0", "0", "--t-end", 1], "no_such_example"),
 ])
 def test_errors_are_messages(capsys, argv, message):

@@ -158,7 +158,7 @@ def test_user_errors(monkeypatch):
     monkeypatch.setattr(codegen, "find_compiler", lambda: None)
     with pytest.raises(SimulationError, match="no C compiler"):
         generate(prog, groups, backend="c")
-    assert generate(prog, groups).backend == "python"  # auto without a compiler: the fallback
+    assert generate(prog, groups, backend="auto").backend == "python"  # auto without a compiler: the fallback
     with pytest.raises(SimulationError, match="no runtime argument for b"):
         generate(_program([x + b]), groups, backend="python")
     with pytest.raises(SimulationError, match="parameter values given"):

@@ -175,7 +175,7 @@ def _form_source(nh: MaggiSystem) -> tuple:
     src += Program.from_expressions((), [energy]).function_source("energy", nat)
     src += Program.from_expressions((), [to_engine(c) for c in nh.constraints]).function_source("constraints", nat)
     src += [f"_n_constraints = {len(nh.constraints)}",
-            f"_constraint_text = {tuple('constraint ' + str(a + 1) for a in range(len(nh.constraints)))!r}"]
+            f"_constraint_text = {_constraint_texts(nh.constraints)!r}"]
     if hol:
         groups = [("t", time), ("q", q), ("p", params)]
         src += Program.from_expressions((), hol).function_source("holonomic", groups)
@@ -188,3 +188,10 @@ def _form_source(nh: MaggiSystem) -> tuple:
             "coordinate_names": list(q), "multiplier_names": [f"lambda{a + 1}" for a in range(n - m)],
             "control_names": controls}
     return meta, prog
+
+
+def _constraint_texts(constraints, width: int = 80) -> tuple:
+    """How messages name the constraints: as written when short (``-R*phi_dot*cos(theta) + x_dot``), else by
+    number (a bicycle's contact constraints run to kilobytes)."""
+    texts = [str(c) for c in constraints]
+    return tuple(t if len(t) <= width else f"constraint {a + 1}" for a, t in enumerate(texts))
