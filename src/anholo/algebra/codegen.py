@@ -55,7 +55,7 @@ import numpy as np
 
 from ..errors import SimulationError
 from .engine import se
-from .program import _KNOWN_TEXT, MATH_NAMESPACE, ExpressionPrinter, Program, pivoted_solve, untranslated
+from .program import _KNOWN_TEXT, MATH_NAMESPACE, ExpressionPrinter, Program, argument_locals, pivoted_solve, untranslated
 
 __all__ = ["GeneratedFunction", "generate", "ExpressionFunction", "expression_function", "expressions_program", "compiled", "generate_jacobian", "build_library", "vector_flags", "operation_count", "from_sources", "c_source", "c_text", "python_source", "find_compiler", "BACKENDS", "chosen_backend"]
 
@@ -435,16 +435,7 @@ def _unrolled_solve(k: int, head: str, m: list, f: list) -> list:
 
 def python_source(program: Program, groups: Sequence, solve: tuple | None = None, name: str = "_f") -> str:
     """Python source of ``name(t, y, p)`` returning a list (the same contract as :func:`c_source`)."""
-    where = _layout(program, groups)
-    unpack, names = [], {}
-    for gname, symbols in groups:
-        if gname == "t":
-            names.update({str(s): "t" for s in symbols})
-            continue
-        local = [f"_{gname}{i}" for i in range(len(symbols))]
-        names.update({str(s): x for s, x in zip(symbols, local)})
-        if local and any(str(s) in where for s in symbols):
-            unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {gname}")
+    names, unpack = argument_locals(groups, used=_layout(program, groups))
     lines, outs = program.body(names)
     body = unpack + lines
     if solve is None:

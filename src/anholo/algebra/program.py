@@ -28,7 +28,23 @@ from typing import Mapping, Sequence
 from ..errors import NonFiniteExpressionError
 from .engine import engine_cse, engine_diff, has_kinks, kink_derivative, nonfinite, printed, se, zero
 
-__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float", "pivoted_solve"]
+__all__ = ["Program", "MATH_NAMESPACE", "ExpressionPrinter", "c_float", "pivoted_solve", "argument_locals"]
+
+
+def argument_locals(groups, used=None) -> tuple:
+    """``(names, unpack)`` for generated code: each symbol of ``groups`` (``[(argument name, symbols)]``) named by a
+    local ``_<argument><i>`` (``"t"``: the time, a scalar every symbol of its group stands for), and the lines that
+    unpack the arguments into them — for the groups with a symbol in ``used`` (all groups if None)."""
+    names, unpack = {}, []
+    for argname, symbols in groups:
+        if argname == "t":
+            names.update({str(s): "t" for s in symbols})
+            continue
+        local = [f"_{argname}{i}" for i in range(len(symbols))]
+        names.update({str(s): x for s, x in zip(symbols, local)})
+        if local and (used is None or any(str(s) in used for s in symbols)):
+            unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {argname}")
+    return names, unpack
 
 
 @dataclass(frozen=True)
@@ -230,15 +246,7 @@ class Program:
         ------
         SimulationError
             If the program uses a symbol that is in no group."""
-        names, unpack = {}, []
-        for argname, symbols in groups:
-            if argname == "t":
-                names.update({str(s): "t" for s in symbols})
-                continue
-            local = [f"_{argname}{i}" for i in range(len(symbols))]
-            names.update({str(s): x for s, x in zip(symbols, local)})
-            if local:
-                unpack.append(", ".join(local) + ("," if len(local) == 1 else "") + f" = {argname}")
+        names, unpack = argument_locals(groups)
         pruned = self.pruned()
         defined = {str(a) for a, _ in pruned.pairs}
         stray = sorted({str(s) for e in [v for _, v in pruned.pairs] + list(pruned.outputs) for s in e.free_symbols}

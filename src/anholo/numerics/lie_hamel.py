@@ -201,6 +201,18 @@ class CayleyStep:
 
     factor: tuple = ()
 
+    @staticmethod
+    def _inputs(system) -> tuple:
+        """``(Q, U, Pm, L, C, Q0, Q1, h)``: the system's symbols (:func:`engine_symbols`), its Lagrangian and
+        constraints in symengine, the two ends of a step and the step size, for a subclass's difference map."""
+        Q, U, Pm, eng = engine_symbols(system)
+        n = len(Q)
+        L = eng(system.lagrangian.natural_expr())
+        C = [eng(c) for c in system.constraints]
+        Q0 = [se.Symbol(f"_g0_{i}") for i in range(n)]
+        Q1 = [se.Symbol(f"_g1_{i}") for i in range(n)]
+        return Q, U, Pm, L, C, Q0, Q1, se.Symbol("_h")
+
     def _compile(self, Q0, Q1, h, Pm, Ld, Cd) -> None:
         n = len(Q0)
         self.n, self.k = n, len(Cd)
@@ -231,15 +243,10 @@ class LieGroupScheme(CayleyStep):
     :class:`CayleyStep`)."""
 
     def __init__(self, system, factor):
-        Q, U, Pm, eng = engine_symbols(system)
+        Q, U, Pm, L, C, Q0, Q1, h = self._inputs(system)
         n = len(Q)
         ix, iy, it = factor
         self.factor = tuple(factor)
-        L = eng(system.lagrangian.natural_expr())
-        C = [eng(c) for c in system.constraints]
-        Q0 = [se.Symbol(f"_g0_{i}") for i in range(n)]
-        Q1 = [se.Symbol(f"_g1_{i}") for i in range(n)]
-        h = se.Symbol("_h")
         half = se.Rational(1, 2)
         c0, s0 = se.cos(Q0[it]), se.sin(Q0[it])
         dx, dy = Q1[ix] - Q0[ix], Q1[iy] - Q0[iy]

@@ -68,7 +68,7 @@ import numpy as np
 import sympy as sp
 
 from ..algebra.engine import se, to_engine
-from .lie_hamel import CayleyStep, _gate, _samples, engine_symbols, lie_group_scheme
+from .lie_hamel import CayleyStep, _gate, _samples, lie_group_scheme
 
 __all__ = ["SEQUENCES", "rotation", "body_rates", "so3_factor", "So3Scheme", "group_scheme"]
 
@@ -211,13 +211,8 @@ class So3Scheme(CayleyStep):
     def __init__(self, system, factor):
         tri, seq = factor
         self.factor, self.angles, self.sequence = (tuple(tri), seq), tuple(tri), seq
-        Q, U, Pm, eng = engine_symbols(system)
+        Q, U, Pm, L, C, Q0, Q1, h = self._inputs(system)
         n = len(Q)
-        L = eng(system.lagrangian.natural_expr())
-        C = [eng(c) for c in system.constraints]
-        Q0 = [se.Symbol(f"_g0_{i}") for i in range(n)]
-        Q1 = [se.Symbol(f"_g1_{i}") for i in range(n)]
-        h = se.Symbol("_h")
         half = se.Rational(1, 2)
         R0 = rotation(seq, [Q0[i] for i in tri], se.cos, se.sin)
         R1 = rotation(seq, [Q1[i] for i in tri], se.cos, se.sin)
