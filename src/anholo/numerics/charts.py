@@ -28,7 +28,7 @@ chart has a singular ``g`` (``cond(g) > SINGULAR_MASS``) the motion itself is si
 restricted to D degenerates, either in the coordinates (Euler angles at gimbal lock) or in the
 Lagrangian; :func:`~anholo.numerics.simulate` then stops with :class:`~anholo.errors.IntegrationError`
 saying where and why.  Where the field was integrated in a user's choice of dependent velocities, the
-system's own adapted frame (:meth:`ChartAtlas.frames`) is a candidate too, preferred when it is as good.
+system's own adapted frame (:meth:`ChartAtlas.own_frame`) is a candidate too, preferred when it is as good.
 docs/simulation.rst, *Frame singularities*, has the whole scheme.
 """
 
@@ -54,7 +54,7 @@ FRAME_SWITCH = 10.0
 #: solver, while steps near a pole of the pivot cost more all the way: the knife edge turning through several
 #: half-turns (every choice of one dependent velocity is singular twice per turn) costs 2.8× the evaluations of
 #: its regular frame at 10 / 10, 2.2× at 4 / 4 (benchmarks/bench_frame_singularity.py); where the system's own
-#: frame is regular (:meth:`ChartAtlas.frames`) the run goes on in it instead, at 1.4×.
+#: frame is regular (:meth:`ChartAtlas.own_frame`) the run goes on in it instead, at 1.4×.
 PIVOT_SWITCH = 4.0
 #: A change of dependent velocities is made only for a choice whose pivot condition is this many times smaller.
 PIVOT_BETTER = 4.0
@@ -151,21 +151,21 @@ class ChartAtlas:
             self.unavailable = ""
         self.names = tuple(q.name for q in sysm.chart.coordinates)
         self._kappa = None
-        self._frames = None
+        self._own = None
 
-    # --- the frames of the system ----------------------------------------------------------------
-    def frames(self) -> tuple:
-        """``((label, compiled),)``: the compiled nonholonomic field in the system's own adapted frame
-        (``from_system(system, "nonholonomic")``: the frame a file or a user wrote, else the library's, which
-        avoids the usual poles), built once; empty without constraints, for a large system (whose own chart is
-        Maggi's) or with holonomic constraints (kept by projection, no change of chart).  A run from a user's
-        choice of dependent velocities goes on in it where that choice degenerates and it does not: the knife
-        edge solved for ẏ (poles at θ = ±π/2) in ``cos θ ∂x + sin θ ∂y, ∂θ``.  (The library's frame of the
-        constraints in the coordinate velocities was tried as a second candidate for frame-language systems
-        whose own frame degenerates; on the held-out ones of the tests it was never better than Maggi's
-        equations — the library clears such poles itself where it builds the frame — so it is not kept.)"""
-        if self._frames is None:
-            out = []
+    # --- the system's own frame ------------------------------------------------------------------
+    def own_frame(self):
+        """The compiled nonholonomic field in the system's own adapted frame (``from_system(system,
+        "nonholonomic")``: the frame a file or a user wrote, else the library's, which avoids the usual poles),
+        built once; None without constraints, for a large system (whose own chart is Maggi's) or with holonomic
+        constraints (kept by projection, no change of chart).  A run from a user's choice of dependent
+        velocities goes on in it where that choice degenerates and it does not: the knife edge solved for ẏ
+        (poles at θ = ±π/2) in ``cos θ ∂x + sin θ ∂y, ∂θ``.  (The library's frame of the constraints in the
+        coordinate velocities was tried as a second candidate for frame-language systems whose own frame
+        degenerates; on the held-out ones of the tests it was never better than Maggi's equations — the library
+        clears such poles itself where it builds the frame — so it is not kept.)"""
+        if self._own is None:
+            self._own = False
             sysm = self.system
             if self.k and not self.unavailable and not getattr(sysm, "holonomic", ()):
                 from ..dynamics.maggi import MaggiSystem
@@ -175,11 +175,10 @@ class ChartAtlas:
                 try:
                     ode = from_system(sysm, "nonholonomic")
                     if not isinstance(ode, MaggiSystem) and not getattr(ode, "holonomic", ()):
-                        out.append(("the system's frame", compile_system(ode)))
+                        self._own = compile_system(ode)
                 except AnholoError:
                     pass
-            self._frames = tuple(out)
-        return self._frames
+        return self._own or None
 
     # --- the constraint matrix ---------------------------------------------------------------
     def _maggi(self, dependent):

@@ -8,8 +8,8 @@ and watches its chart after every accepted step (:mod:`anholo.numerics.charts`):
    and pivot conditions of Maggi's equations for the dependent velocities with the best pivot at ``q``
    (QR with column pivoting of ``κ(q)``) are ``BETTER`` times smaller, or the step size collapses, or the state
    stops being finite, the motion goes on in those Maggi's equations, from the natural velocities ``q̇``
-   of the last good state — or in the system's own adapted frame (:meth:`ChartAtlas.frames
-   <anholo.numerics.charts.ChartAtlas.frames>`) when its frame condition there is at least as good and
+   of the last good state — or in the system's own adapted frame (:meth:`ChartAtlas.own_frame
+   <anholo.numerics.charts.ChartAtlas.own_frame>`) when its frame condition there is at least as good and
    ``BETTER`` times smaller than the chart's (a user's choice of dependent velocities with a pole on the
    motion).  (The cost of a step grows with ``κ_X`` well before the frame fails: on the
    Veselova system the evaluations per unit time triple between ``κ_X = 3`` and ``κ_X = 12``.)  On C both charts describe the same motion, so
@@ -226,29 +226,24 @@ def integrate_charts(compiled, rhs, y0, t0, t1, p, pdict, *, method, rtol, atol,
         return max(frame_condition(new.compiled, y_new, pc, t), atlas.pivot_condition(new.dependent, q, params, t))
 
     def _frame_candidate(ch, t, y):
-        """The best of the system's frames (:meth:`~anholo.numerics.charts.ChartAtlas.frames`) at the state ``y``
-        of ``ch``: ``(frame condition, label, compiled, parameters, state)``, or None (no such frame other
-        than the chart's own)."""
-        best = None
+        """The system's own frame (:meth:`~anholo.numerics.charts.ChartAtlas.own_frame`) at the state ``y`` of
+        ``ch``: ``(frame condition, label, compiled, parameters, state)``, or None (no such frame, or it is the
+        chart's own)."""
+        own = atlas.own_frame()
+        if own is None or own is ch.compiled:
+            return None
         q, u = _natural(ch, t, y)
-        for label, compiled in atlas.frames():
-            if compiled is ch.compiled:
-                continue
-            try:
-                pc, y_new = _state_in(compiled, params, q, u, t)
-            except (AnholoError, ZeroDivisionError, OverflowError, ValueError):
-                continue
-            if not np.all(np.isfinite(y_new)):
-                continue
-            with np.errstate(all="ignore"):
-                if ch.maggi is None and ch.compiled.dim == compiled.dim and np.allclose(
-                        frame_rows(ch.compiled, y, ch.p, t), frame_rows(compiled, y_new, pc, t), rtol=1e-12,
-                        atol=1e-12):
-                    continue  # the chart's own frame
-                cond = frame_condition(compiled, y_new, pc, t)
-            if best is None or cond < best[0]:
-                best = (cond, label, compiled, pc, y_new)
-        return best
+        try:
+            pc, y_new = _state_in(own, params, q, u, t)
+        except (AnholoError, ZeroDivisionError, OverflowError, ValueError):
+            return None
+        if not np.all(np.isfinite(y_new)):
+            return None
+        with np.errstate(all="ignore"):
+            if ch.maggi is None and ch.compiled.dim == own.dim and np.allclose(
+                    frame_rows(ch.compiled, y, ch.p, t), frame_rows(own, y_new, pc, t), rtol=1e-12, atol=1e-12):
+                return None  # the chart's own frame
+            return frame_condition(own, y_new, pc, t), "the system's frame", own, pc, y_new
 
     def _other_chart(ch, t, y) -> bool:
         """Whether the best chart at the state ``y`` of ``ch`` is another one than ``ch``."""
