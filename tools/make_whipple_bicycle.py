@@ -65,7 +65,7 @@ D has rank 3, with the lean, steer and rear-wheel rates free."""'''
 
 
 #: Appended to whipple_bicycle.toml: the forward speed of the rear contact (for anholo linearize --at/--sweep)
-#: and display units.
+#: and the units of the coordinates, velocities, parameters and time.
 TABLES = '''
 [quantities]
 speed = "x_dot*cos(yaw) + y_dot*sin(yaw)"
@@ -77,7 +77,81 @@ steer = "rad"
 lean_dot = "rad/s"
 steer_dot = "rad/s"
 rear_wheel_dot = "rad/s"
-yaw_dot = "rad/s"'''
+yaw_dot = "rad/s"
+t = "s"
+x = "m"
+y = "m"
+yaw = "rad"
+pitch = "rad"
+rear_wheel = "rad"
+front_wheel = "rad"
+Ifork11 = "kg*m^2"
+Ifork22 = "kg*m^2"
+Ifork31 = "kg*m^2"
+Ifork33 = "kg*m^2"
+Iframe11 = "kg*m^2"
+Iframe22 = "kg*m^2"
+Iframe31 = "kg*m^2"
+Iframe33 = "kg*m^2"
+Iwf11 = "kg*m^2"
+Iwf22 = "kg*m^2"
+Iwr11 = "kg*m^2"
+Iwr22 = "kg*m^2"
+WFrad = "m"
+WRrad = "m"
+forkcg1 = "m"
+forkcg3 = "m"
+forklength = "m"
+forkoffset = "m"
+framecg1 = "m"
+framecg3 = "m"
+framelength = "m"
+g = "m/s^2"
+htangle = "rad"
+mfork = "kg"
+mframe = "kg"
+mwf = "kg"
+mwr = "kg"'''
+
+#: Appended to whipple_bicycle_pitch_rate.toml: the units.
+TABLES_PITCH_RATE = '''
+[units]
+t = "s"
+lean = "rad"
+steer = "rad"
+rear_wheel = "rad"
+yaw = "rad"
+pitch = "rad"
+front_wheel = "rad"
+x = "m"
+y = "m"
+Ifork11 = "kg*m^2"
+Ifork22 = "kg*m^2"
+Ifork31 = "kg*m^2"
+Ifork33 = "kg*m^2"
+Iframe11 = "kg*m^2"
+Iframe22 = "kg*m^2"
+Iframe31 = "kg*m^2"
+Iframe33 = "kg*m^2"
+Iwf11 = "kg*m^2"
+Iwf22 = "kg*m^2"
+Iwr11 = "kg*m^2"
+Iwr22 = "kg*m^2"
+WFrad = "m"
+WRrad = "m"
+forkcg1 = "m"
+forkcg3 = "m"
+forklength = "m"
+forkoffset = "m"
+framecg1 = "m"
+framecg3 = "m"
+framelength = "m"
+g = "m/s^2"
+htangle = "rad"
+mfork = "kg"
+mframe = "kg"
+mwf = "kg"
+mwr = "kg"'''
 
 
 def write(name: str, title: str, description: str, pitch_rate: bool) -> None:
@@ -99,8 +173,7 @@ def write(name: str, title: str, description: str, pitch_rate: bool) -> None:
             out.append("coordinates = [" + ", ".join(f'"{c}"' for c in ORDER) + "]")
         else:
             out.append(line)
-    if not pitch_rate:
-        out += TABLES.splitlines()
+    out += ["", *(TABLES_PITCH_RATE if pitch_rate else TABLES).splitlines()]
     path = ROOT / "src" / "anholo" / "examples" / f"{name}.toml"
     path.write_text("\n".join(out) + "\n")
     print(f"wrote {path} ({path.stat().st_size} bytes)")

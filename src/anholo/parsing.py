@@ -537,7 +537,7 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
         raise SystemFileError(
             f'{where}: the expression "{shown(text)}" is too deeply nested.'
         ) from None
-    terms = _expanded_terms(result, converter.limits.expanded_terms, {})
+    terms = expanded_terms(result, converter.limits.expanded_terms, {})
     if terms > converter.limits.expanded_terms:
         raise converter.limit("expanded_terms", terms, "the number of terms once multiplied out (more than "
                               f"{converter.limits.expanded_terms})")
@@ -555,7 +555,7 @@ def parse_expression(text: str, names: Mapping[str, Any], *, where: str) -> sp.E
     return result
 
 
-def _expanded_terms(expr: sp.Basic, cap: int, memo: dict) -> int:
+def expanded_terms(expr: sp.Basic, cap: int, memo: dict) -> int:
     """An upper estimate (capped at ``cap + 1``) of the number of terms of ``expr`` multiplied out: a sum has
     the terms of its summands, a product the product of its factors', ``s^n`` (n a positive integer) the
     number C(t + n - 1, n) of monomials of degree n in the t terms of s; a function counts its arguments'."""
@@ -564,13 +564,13 @@ def _expanded_terms(expr: sp.Basic, cap: int, memo: dict) -> int:
     if not expr.args:
         count = 1
     elif expr.is_Add:
-        count = min(cap + 1, sum(_expanded_terms(a, cap, memo) for a in expr.args))
+        count = min(cap + 1, sum(expanded_terms(a, cap, memo) for a in expr.args))
     elif expr.is_Mul:
         count = 1
         for a in expr.args:
-            count = min(cap + 1, count * _expanded_terms(a, cap, memo))
+            count = min(cap + 1, count * expanded_terms(a, cap, memo))
     elif expr.is_Pow and expr.exp.is_Integer and expr.exp > 1:
-        t, n = _expanded_terms(expr.base, cap, memo), int(expr.exp)
+        t, n = expanded_terms(expr.base, cap, memo), int(expr.exp)
         count = 1
         if t > 1:
             for i in range(1, n + 1):  # C(t + n - 1, n), stopped at the cap
@@ -579,7 +579,7 @@ def _expanded_terms(expr: sp.Basic, cap: int, memo: dict) -> int:
                     break
         count = min(cap + 1, count)
     else:
-        count = min(cap + 1, sum(_expanded_terms(a, cap, memo) for a in expr.args))
+        count = min(cap + 1, sum(expanded_terms(a, cap, memo) for a in expr.args))
     memo[expr] = count
     return count
 

@@ -132,6 +132,39 @@ class _Builder:
                                           f"{[_name(s) for s in s_kd]}.") from None
         return dict(zip(s_kd, sol))
 
+    def _body_axes(self, b) -> list:
+        """The frames in whose axes a body's kinetic energy may be written: its own frame (when oriented) and
+        the frames of its central inertia's components (a wheel's inertia is often given in its carrier's
+        frame); the inertial frame for a particle or when none is oriented."""
+        if isinstance(b, self.me.RigidBody):
+            frames = [b.frame] + [term[k].args[0][1] for term in b.central_inertia.args for k in (1, 2)
+                                  if term[k].args]
+            known = [F for F in dict.fromkeys(frames) if self._dcm_known(F)]
+            if known:
+                return known
+        return [self.N]
+
+    def _kinetic_energy(self, b, v, conv, vconv):
+        """``½ m v·v + ½ ωᵀ I ω`` of one body, with the components of ``v`` and ``ω`` in the body's axes
+        (of the frames of :meth:`_body_axes` the one that gives the smallest expression), written as a sum
+        of squares and not multiplied out, as one writes it by hand.  The expression keeps the structure of
+        the bodies (each velocity component a subexpression shared by its square and by the derivatives of
+        L), so the programs formed from L are small: for the Whipple bicycle the field of Maggi's equations
+        after cse has about 0.7 times the operations of ``v.dot(v)``, which sympy.physics.vector multiplies
+        out across the frames."""
+        best = None
+        for F in self._body_axes(b):
+            vm = [conv(e) for e in v.to_matrix(F)]
+            T = conv(b.mass) * sp.Add(*[e ** 2 for e in vm]) / 2
+            if isinstance(b, self.me.RigidBody):
+                w = sp.Matrix([conv(e) for e in vconv(b.frame.ang_vel_in(self.N)).to_matrix(F)])
+                inertia = b.central_inertia.to_matrix(F).applyfunc(conv)
+                T += (w.T * inertia * w)[0] / 2
+            size = dag_size(T)
+            if best is None or size < best[0]:
+                best = (size, T)
+        return best[1]
+
     def _dcm_known(self, F) -> bool:
         try:
             F.dcm(self.N)
@@ -255,10 +288,7 @@ class _Builder:
         for b in self.bodies:
             P = self._point(b)
             v = true_velocity(P)
-            T += conv(b.mass * v.dot(v)) / 2
-            if isinstance(b, me.RigidBody):
-                w = vconv(b.frame.ang_vel_in(N))
-                T += conv(w.dot(b.central_inertia.dot(w))) / 2
+            T += self._kinetic_energy(b, v, conv, vconv)
             c = vconv(P.vel(N)) - v
             cons += [e for e in (conv(e) for e in c.to_matrix(N)) if e != 0]
         V = sp.S.Zero
