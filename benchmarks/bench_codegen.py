@@ -33,6 +33,7 @@ Run from the repository root::
 
     python benchmarks/bench_codegen.py            # about a minute (the C build, the LLVM build)
     python benchmarks/bench_codegen.py --no-llvm
+    python benchmarks/bench_codegen.py --operations   # the operation counts only (about half a minute)
 
 Writes benchmarks/results/codegen.json.
 """
@@ -325,14 +326,60 @@ def upright(s, speed=5.0, lean=0.01):
     return q0, qd0
 
 
+def operation_tables(nh) -> tuple:
+    """The size of the field: operations after cse (sympy's count_ops convention) of both formations of
+    ``MaggiSystem.programs()`` and the one ``program()`` keeps, for the bicycles, the rattleback and the
+    n-trailers; the peer (KanesMethod) on the same bicycles; Hamel's form of the bicycle and the 3-trailer."""
+    ops = {}
+    for name in ["whipple_bicycle", "whipple_bicycle_pitch_rate", "rattleback"] + [f"n_trailer_{k}" for k in (1, 3, 5, 8)]:
+        nk = nh if name == "whipple_bicycle" and nh is not None else System.load(name).maggi()
+        t0 = time.perf_counter()
+        both = nk.programs(multipliers=False)
+        built = time.perf_counter() - t0
+        ops[name] = {key: codegen.operation_count(p) for key, p in both.items() if p is not None}
+        ops[name]["used"] = next(key for key, p in both.items() if p is nk.program(multipliers=False))
+        ops[name]["build_s"] = built
+    for name, c in ops.items():
+        parts = []
+        for key in ("expressions", "program"):
+            if key in c:
+                o = c[key]
+                parts.append(f"{key} {o['total']} ({o['add']} add, {o['mul']} mul, {o['div']} div, {o['pow']} pow, "
+                             f"{o['function']} functions; {o['definitions']} definitions)")
+        print(f"operations of the field program, {name}: " + "; ".join(parts) + f" — uses {c['used']}"
+              f" (formed in {c['build_s']:.2f} s)")
+    peers = kane_operations(ops)
+    hamel = {}
+    for name in ("whipple_bicycle", "n_trailer_3"):
+        nk = System.load(name).maggi()
+        hp = hamel_program(nk)
+        dev = same_field(nk.program(multipliers=False), hp, nk.n, nk.m)
+        assert dev < 1e-9, (name, dev)
+        hamel[name] = codegen.operation_count(hp)
+        print(f"Hamel's form of l(q, v) = L(q, X v) formed with the same sweeps, {name}: {hamel[name]['total']} "
+              f"operations ({hamel[name]['definitions']} definitions; v̇ equal to the field's to {dev:.1e})")
+    return ops, peers, hamel
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-llvm", action="store_true", help="skip symengine's LLVM backend (its build is slow)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="whole-process runs of anholo simulate and of PyDy's routes (0: skip; default 3)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "codegen.json"))
+    ap.add_argument("--operations", action="store_true",
+                    help="only the operation counts (anholo's field programs, KanesMethod on the same bicycles, "
+                         "Hamel's form); writes benchmarks/results/codegen_operations.json")
     args = ap.parse_args(argv)
     os.environ["ANHOLO_CACHE"] = tempfile.mkdtemp(prefix="anholo-bench-codegen-")  # a fresh cache: builds measured
+    if args.operations:
+        ops, peers, hamel = operation_tables(None)
+        out = ROOT / "benchmarks" / "results" / "codegen_operations.json"
+        out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
+                                   "operations": ops, "operations_hamel_form": hamel, "operations_kane": peers},
+                                  indent=2) + "\n")
+        print(f"wrote {out}")
+        return 0
 
     t0 = time.perf_counter()
     s = System.load("whipple_bicycle")
@@ -486,35 +533,7 @@ def main(argv=None) -> int:
               f"scalar bit for bit: {batch['bitwise_equal_to_scalar']}; one 10 s run in the compiled loop "
               f"{batch['loop_10s_run_s'] * 1e3:.1f} ms ({batch['loop_10s_nfev']} evaluations, lean(10 s) = "
               f"{batch['loop_lean_end']:.6e})")
-    # the size of the field: operations after cse (sympy's count_ops convention), both formations of
-    # MaggiSystem.programs() and the one program() keeps
-    ops = {}
-    for name in ["whipple_bicycle", "whipple_bicycle_pitch_rate", "rattleback"] + [f"n_trailer_{k}" for k in (1, 3, 5, 8)]:
-        nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
-        t0 = time.perf_counter()
-        both = nk.programs(multipliers=False)
-        built = time.perf_counter() - t0
-        ops[name] = {key: codegen.operation_count(p) for key, p in both.items() if p is not None}
-        ops[name]["used"] = next(key for key, p in both.items() if p is nk.program(multipliers=False))
-        ops[name]["build_s"] = built
-    for name, c in ops.items():
-        parts = []
-        for key in ("expressions", "program"):
-            if key in c:
-                o = c[key]
-                parts.append(f"{key} {o['total']} ({o['add']} add, {o['mul']} mul, {o['div']} div, {o['pow']} pow, "
-                             f"{o['function']} functions; {o['definitions']} definitions)")
-        print(f"operations of the field program, {name}: " + "; ".join(parts) + f" — uses {c['used']}")
-    peers = kane_operations(ops)
-    hamel = {}
-    for name in ("whipple_bicycle", "n_trailer_3"):
-        nk = nh if name == "whipple_bicycle" else System.load(name).maggi()
-        hp = hamel_program(nk)
-        dev = same_field(nk.program(multipliers=False), hp, nk.n, nk.m)
-        assert dev < 1e-9, (name, dev)
-        hamel[name] = codegen.operation_count(hp)
-        print(f"Hamel's form of l(q, v) = L(q, X v) formed with the same sweeps, {name}: {hamel[name]['total']} "
-              f"operations ({hamel[name]['definitions']} definitions; v̇ equal to the field's to {dev:.1e})")
+    ops, peers, hamel = operation_tables(nh)
     whole = whole_process(q0, qd0, args.repeats) if args.repeats else {}
     for name, r in whole.items():
         wall = "-" if r["wall_s"] is None else f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU"

@@ -42,10 +42,11 @@ import sys
 from pathlib import Path
 
 from ..algebra.engine import engine_cse, engine_diff, se, zero
+from ..algebra.identities import hidden_identities
 from ..algebra.program import Program
 from ..errors import NonFiniteExpressionError
 
-__all__ = ["field_program", "stored_field_program", "input_digest", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
+__all__ = ["field_program", "formed_field_program", "stored_field_program", "input_digest", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
 
 
 class _Names:
@@ -183,22 +184,32 @@ def _collect(terms: list):
 def factored(expr):
     """``expr`` with common factors of its sums taken out (``a·b + a·c = a·(b + c)``: one multiplication
     fewer each time; the sum is rounded differently, the value is the same)."""
-    if expr.is_Number or isinstance(expr, se.Symbol):
+    if not expr.args:  # a number, a symbol, a constant such as E or pi
         return expr
     if isinstance(expr, se.Add):
         return _collect([factored(t) for t in expr.args])
     return expr.func(*[factored(a) for a in expr.args])
 
 
-def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True) -> Program:
+def global_cse(args, pairs, outputs, fresh, rounds: int = 8, factor: bool = True, identities: bool = True) -> Program:
     """Common-subexpression passes over every needed definition and output together (the definitions as
     expressions over each other's names; definitions that are a bare symbol or number substituted; with
-    ``factor``, common factors of sums taken out first, :func:`factored`), ``rounds`` passes (a pass can make
-    two definitions equal, a factoring new common subexpressions), the result in dependency order."""
+    ``factor``, common factors of sums taken out first, :func:`factored`; with ``identities``, definitions
+    whose values equal a small rational or ``±`` another definition at random points replaced by it,
+    :func:`~anholo.algebra.identities.hidden_identities`), ``rounds`` passes (a pass can make two definitions
+    equal, a factoring new common subexpressions, an identity new zeros), the result in dependency order."""
     defs, outputs = dict(pairs), list(outputs)
     taken = {str(a) for a in args} | fresh.used
     ordered = _ordered(defs)
     for round_ in range(rounds):
+        if identities:
+            found = hidden_identities(args, ordered)
+            if found:
+                keys = set(found)
+                defs = {a: (b.xreplace(found) if b.free_symbols & keys else b) for a, b in defs.items()
+                        if a not in found}
+                ordered = [(a, defs[a]) for a, _ in ordered if a in defs]
+                outputs = [o.xreplace(found) if o.free_symbols & keys else o for o in outputs]
         trivial = {a: b for a, b in defs.items() if _atomic(b)}
         while any(b in trivial for b in trivial.values()):  # chains a → b → c
             trivial = {a: trivial.get(b, b) for a, b in trivial.items()}
@@ -233,7 +244,7 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True
         defs.update(zip(keep, reduced[:len(keep)]))
         outputs = reduced[len(keep):]
         ordered = _ordered(defs)
-        if not more and not trivial and round_:
+        if not more and not trivial and not (identities and found) and round_:
             break  # a fixed point
     return Program(tuple(args), tuple(ordered), tuple(outputs))
 
@@ -241,8 +252,28 @@ def global_cse(args, pairs, outputs, fresh, rounds: int = 4, factor: bool = True
 def field_program(ms, multipliers: bool = False) -> Program | None:
     """The program of :meth:`~anholo.dynamics.maggi.MaggiSystem.program` (same arguments, outputs ``q̇``,
     ``M`` row-major, ``F``; with or without the multiplier rows) formed by differentiating the Lagrangian
-    along its program (module docstring); ``None`` where that program holds a non-finite constant (the
-    caller keeps its own program, whose construction names the cause)."""
+    along its program (module docstring), with ``W X_β`` formed both ways (from the entries of ``W`` and by
+    Hessian–vector products, :func:`formed_field_program`) and the one with fewer operations kept; ``None``
+    where that program holds a non-finite constant (the caller keeps its own program, whose construction
+    names the cause)."""
+    from ..algebra.codegen import operation_count
+
+    best = None
+    for tangents in (False, True):
+        prog = formed_field_program(ms, multipliers, tangents)
+        if prog is not None and (best is None or operation_count(prog)["total"] < best[0]):
+            best = (operation_count(prog)["total"], prog)
+    return best[1] if best else None
+
+
+def formed_field_program(ms, multipliers: bool = False, tangents: bool = True) -> Program | None:
+    """:func:`field_program` with ``W X_β`` (the columns of ``g = Xᵀ W X``, and ``W w`` in the multiplier
+    rows) formed one way: with ``tangents``, as the tangent of ``p = ∂L/∂q̇`` along ``δq̇ = X_β`` over L's
+    program and its adjoint (a Hessian–vector product, Pearlmutter (1994); Griewank & Walther (2008) §5.4),
+    else from the entries ``W_AB`` differentiated as expressions and contracted with ``X_β``.  The first is
+    smaller where W is dense and L is written body by body (the Whipple bicycle: 1,825 operations against
+    1,952; the 8-trailer 849 against 1,182), the second where W has few entries (the two-wheeled carriage 101
+    against 160)."""
     C, P = ms._cache, ms._parts
     q, u, t, kappa, cterm, dep, free, kinks = (C[k] for k in ("q", "u", "t", "kappa", "c", "dep", "free", "kinks"))
     n, m, k = ms.n, ms.m, len(dep)
@@ -273,7 +304,7 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
     wP = P["inv"].solve(se.DenseMatrix(k, 1, [-s for s in r])) if k else None
     phi = [se.Add(*[kappa[a][A] * ud[A] for A in range(n)]) + cterm[a] for a in range(k)]
     upper = [(A, B) for A in range(n) for B in range(A, n)]
-    W_exprs = [P["W0"][A][B].xreplace(on_ud) for A, B in upper]  # ∂²L/∂q̇^A∂q̇^B (lagrange_terms)
+    W_exprs = [] if tangents else [P["W0"][A][B].xreplace(on_ud) for A, B in upper]  # ∂²L/∂q̇^A∂q̇^B
     groups = [[S[A, al] for al in range(m) for A in range(n)], [beta[a, 0] for a in range(k)],
               [wP[a, 0] for a in range(k)], phi, [L.xreplace(on_ud)], W_exprs]
     base, reduced = own(*engine_cse([e for g in groups for e in g]))
@@ -315,12 +346,24 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
     p = [name(grad[x]) for x in ud]
     hp, tan = tangent_sweep(base + adjoint + named, seeds, fresh, kinks)
     Qc = [e.xreplace(on_ud) if e != 0 else zero for e in Q]
-    Wt = {}
-    for (A, B), e in zip(upper, W_r):
-        Wt[A, B] = Wt[B, A] = e
-    # ∂p/∂t + ∂p/∂q q̇: the tangent of p (W w is added with W's entries: (W X_α)·w reuses W X_α of g)
+    # ∂p/∂t + ∂p/∂q q̇: the tangent of p (W w is added with W X_α: (W X_α)·w reuses W X_α of g)
     hq = [tan(pA) for pA in p]
-    WX = [[se.Add(*[Wt[A, B] * X[be][B] for B in range(n) if X[be][B] != 0]) for A in range(n)] for be in range(m)]
+    if tangents:  # W X_β and W w: tangents of p along δq̇ = X_β, w (q and t fixed)
+        def hessian_times(vector):
+            more, tan_v = tangent_sweep(base + adjoint + named, {ud[A]: vector[A] for A in range(n)
+                                                                   if vector[A] != 0}, fresh, kinks)
+            hp.extend(more)
+            return [tan_v(pA) for pA in p]
+
+        WX = [hessian_times(X[be]) for be in range(m)]
+        Ww = hessian_times(w) if multipliers and any(x != 0 for x in w) else [zero] * n
+    else:
+        Wt = {}
+        for (A, B), e in zip(upper, W_r):
+            Wt[A, B] = Wt[B, A] = e
+        WX = [[se.Add(*[Wt[A, B] * X[be][B] for B in range(n) if X[be][B] != 0]) for A in range(n)]
+              for be in range(m)]
+        Ww = [se.Add(*[Wt[A, B] * w[B] for B in range(n) if w[B] != 0]) for A in range(n)]
     size = m + k if multipliers else m
     M = [[zero] * size for _ in range(size)]
     for al in range(m):
@@ -333,7 +376,7 @@ def field_program(ms, multipliers: bool = False) -> Program | None:
             for be in range(m):
                 M[m + a][be] = -WX[be][Pc]
             M[m + a][m + a] = se.Integer(1)
-            F.append(hq[Pc] + se.Add(*[Wt[Pc, B] * w[B] for B in range(n) if w[B] != 0]) - G[Pc] - Qc[Pc])
+            F.append(hq[Pc] + Ww[Pc] - G[Pc] - Qc[Pc])
     outputs = [e for _, e in kin] + [M[i][j] for i in range(size) for j in range(size)] + F
     pairs = base + kin + dphi + adjoint + named + hp
     try:
@@ -357,7 +400,8 @@ def input_digest(ms, multipliers: bool) -> str:
 
     C = ms._cache
     h = hashlib.sha256()
-    for module in ("anholo.dynamics.maggi_field", type(ms).__module__, "anholo.algebra.engine", "anholo.algebra.program"):
+    for module in ("anholo.dynamics.maggi_field", type(ms).__module__, "anholo.algebra.engine", "anholo.algebra.program",
+                   "anholo.algebra.identities"):
         h.update(Path(importlib.import_module(module).__file__).read_bytes())
     h.update(se.__version__.encode())
     k = len(C["dep"])
