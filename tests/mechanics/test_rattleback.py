@@ -233,3 +233,21 @@ def test_cli_nonholonomic_block(kane, system):
     for c, text in block["q_ddot"].items():
         got = complex(sp.sympify(text, locals=dict(env)).evalf(30))
         assert abs(got.imag) < 1e-20 and abs(got.real - qddv[c]) < 1e-9 * max(1.0, abs(qddv[c])), c
+
+
+def test_from_mechanics_file_loads_within_the_limits_and_equals_kanes_method(kane, tmp_path):
+    """from_mechanics writes the body's kinetic energy in its axes as a sum of squares, with its square roots
+    kept as written (no normal form on input: it would put the sum over one denominator, a Lagrangian past the
+    reader's ``expanded_terms`` limit).  The written file reads under the default limits, and its field is
+    KanesMethod's at random points of C (with Kane & Levinson's values and with random ones)."""
+    from anholo import from_mechanics
+
+    KM, values = kane
+    text = from_mechanics(KM, values=values, name="Rattleback").to_toml()
+    assert len(text) < 20_000, len(text)
+    path = tmp_path / "rattleback_from_mechanics.toml"
+    path.write_text(text)
+    ms = System.load(str(path)).maggi()
+    named = {str(k): float(v) for k, v in values.items()}
+    assert _worst_deviation(ms, KM, named, seed=21) < 1e-9
+    assert _worst_deviation(ms, KM, _random_values(22), seed=23) < 1e-9

@@ -15,12 +15,14 @@ subexpressions), as automatic differentiation does (Griewank & Walther (2008), c
   ``∂p/∂t + ∂p/∂q q̇`` (:func:`tangent_sweep`: a Hessian–vector product, never the mixed Hessian);
 * ``w`` (``q̈`` at ``v̇ = 0``: ``κ_P w^P = −∂φ/∂t − ∂φ/∂q q̇``, the constraints ``φ = κ q̇ + c`` differentiated
   once) by a tangent sweep over the program of φ along ``(1, q̇)``, then the solve by ``κ_P``'s adjugate;
-* the entries ``W_AB`` as expressions (shared with L's program), ``g_αβ = X_α · (W X_β)`` and the term
+* ``W X_β`` either from the entries ``W_AB`` as expressions (shared with L's program) or as the tangent of
+  ``p`` along ``δq̇ = X_β`` (a Hessian–vector product, Pearlmutter (1994)), both formed and the smaller
+  program kept (:func:`formed_field_program`); ``g_αβ = X_α · (W X_β)`` and the term
   ``X_α^A W_AB w^B = (W X_α) · w``;
 
 all of it at ``q̇ = X_α v^α + β`` (the kinematics written once, as definitions), then common-subexpression
-passes over the whole program with the common factors of its sums taken out between them
-(:func:`global_cse`).  The multiplier rows, when asked for, are the dependent components of the same
+passes over the whole program with the common factors of its sums taken out and the identities found at
+random points removed between them (:func:`global_cse`, :mod:`anholo.algebra.identities`).  The multiplier rows, when asked for, are the dependent components of the same
 vectors: ``μ_a − (W X_β)_{P_a} v̇^β = (∂p/∂t + ∂p/∂q q̇ + W w − ∂L/∂q − Q)_{P_a}``.
 
 These are Maggi's equations term for term.  Hamel's form of the constrained Lagrangian

@@ -29,7 +29,8 @@ The model is completed, without changing its motions:
 The speeds are replaced by ``u = g(q, q̇)``, solved from the kinematic differential equations;
 the angular velocities the model sets are checked to be the derivatives of the orientations
 (``ω̂ = Ṙ Rᵀ`` at random points).  T is then computed from the true velocities,
-``T = Σ ½ m v_P·v_P + ½ ω_B·I_B·ω_B``; V is the potential of the forces that are constant in N
+``T = Σ ½ m v_P·v_P + ½ ω_B·I_B·ω_B``, each body's term written in its own axes as a sum of squares
+(not multiplied out: the structure of the bodies is what keeps the programs formed from L small); V is the potential of the forces that are constant in N
 (``V = −F·r_P``, gravity) plus the bodies' ``potential_energy``; the other loads give
 ``Q_A = Σ F·∂v_P/∂q̇^A + Σ τ·∂ω_B/∂q̇^A`` (Kane's partial velocities, Kane & Levinson (1985) §4.4; at
 a mass centre of the true velocity, at another point of the velocity the model states — a material

@@ -150,8 +150,8 @@ class _Builder:
         of squares and not multiplied out, as one writes it by hand.  The expression keeps the structure of
         the bodies (each velocity component a subexpression shared by its square and by the derivatives of
         L), so the programs formed from L are small: for the Whipple bicycle the field of Maggi's equations
-        after cse has about 0.7 times the operations of ``v.dot(v)``, which sympy.physics.vector multiplies
-        out across the frames."""
+        after cse has 2,181 operations against 3,141 with ``v.dot(v)``, which sympy.physics.vector multiplies
+        out across the frames (docs/benchmarks.rst)."""
         best = None
         for F in self._body_axes(b):
             vm = [conv(e) for e in v.to_matrix(F)]
@@ -365,7 +365,9 @@ class _Builder:
                 f"the model has {self.expected} independent speeds but its constraints leave {n - k} free velocities "
                 f"on the {n} coordinates {[s.name for s in chart_q]}; check the velocity constraints.")
         chart = Chart(chart_q, velocities=qdots, parameters=sorted(psub.values(), key=lambda s: s.name))
-        L = Lagrangian(Frame.coordinate(chart), T - V)
+        # a Lagrangian with square roots (a contact point on an ellipsoid) is kept as written, as the constraints:
+        # the normal form of Lagrangian's input would put the body's sums of squares over one denominator
+        L = Lagrangian(Frame.coordinate(chart), T - V, reduce=not _has_roots(T - V))
         speeds = {_name(s): conv(g).xreplace(psub) for s, g in umap.items()}
         dependent = [sym[X] for X in self.q if X in self.added and "-coordinate" in self.added[X]]
         dependent += [conv(umap[s]) for s in self.dependent_speeds if s in umap]

@@ -412,7 +412,7 @@ _JACOBIANS: dict = {}
 #: Largest derivative program (definitions) whose Jacobian :func:`jacobian_function` generates by itself:
 #: beyond it the build costs more than finite differences save (the Whipple bicycle's earlier program of
 #: 1,463 definitions gave 7,151, a C build of about 230 s against 19 µs per Jacobian, docs/benchmarks.rst;
-#: its program of 1,020 definitions is still over the bound).
+#: its program of 556 definitions is still over the bound).
 JACOBIAN_LIMIT = 2000
 
 
