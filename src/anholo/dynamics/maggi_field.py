@@ -273,9 +273,9 @@ def formed_field_program(ms, multipliers: bool = False, tangents: bool = True) -
     rows) formed one way: with ``tangents``, as the tangent of ``p = ∂L/∂q̇`` along ``δq̇ = X_β`` over L's
     program and its adjoint (a Hessian–vector product, Pearlmutter (1994); Griewank & Walther (2008) §5.4),
     else from the entries ``W_AB`` differentiated as expressions and contracted with ``X_β``.  The first is
-    smaller where W is dense and L is written body by body (the Whipple bicycle: 1,825 operations against
-    1,952; the 8-trailer 849 against 1,182), the second where W has few entries (the two-wheeled carriage 101
-    against 160)."""
+    smaller where W is dense and L is written body by body (the Whipple bicycle: 1,783 operations against
+    1,952; the 8-trailer 848 against 1,182), the second where W has few entries (the two-wheeled carriage 101
+    against 168; the rattleback 1,238 against 1,259)."""
     C, P = ms._cache, ms._parts
     q, u, t, kappa, cterm, dep, free, kinks = (C[k] for k in ("q", "u", "t", "kappa", "c", "dep", "free", "kinks"))
     n, m, k = ms.n, ms.m, len(dep)
