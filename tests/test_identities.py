@@ -43,9 +43,10 @@ def test_identities_found_are_true():
         (h[7], se.cosh(y) ** 2 * z - se.sinh(y) ** 2 * z),       # z
         (h[8], se.sin(2 * x) - 2 * se.sin(x) * se.cos(x)),     # 0
         (h[9], (x + y) ** 2 - x ** 2 - 2 * x * y),             # y²: no earlier name has it
+        (h[10], (se.exp(x) + 1) ** 2 - se.exp(2 * x) - 2 * se.exp(x) - 1),  # 0 (symengine writes exp as E**x)
     ]
     found = hidden_identities([x, y, z], pairs)
-    assert found == {h[2]: 1, h[4]: -h[3], h[5]: 2 * h[3], h[6]: 0, h[7]: z, h[8]: 0}
+    assert found == {h[2]: 1, h[4]: -h[3], h[5]: 2 * h[3], h[6]: 0, h[7]: z, h[8]: 0, h[10]: 0}
     defs = dict(pairs)
     for name, value in found.items():
         assert sp.simplify(_written_out(pairs, defs[name]) - _written_out(pairs, value)) == 0, name

@@ -50,12 +50,15 @@ _DIGITS = 40
 _TINY = se.RealMPFR("1e-45", PRECISION)
 
 
+_MEROMORPHIC_TYPES = frozenset(type(f(se.Symbol("_"))) for f in MEROMORPHIC if f is not se.exp)
+
+
 def _meromorphic_head(e) -> bool:
     if isinstance(e, (se.Add, se.Mul)):
         return True
-    if isinstance(e, se.Pow):
-        return e.args[1].is_Integer
-    return isinstance(e, se.Function) and type(e) in {type(f(se.Symbol("_"))) for f in MEROMORPHIC}
+    if isinstance(e, se.Pow):  # an integer power, or exp(x) (symengine writes it E**x)
+        return e.args[1].is_Integer or e.args[0] == se.E
+    return type(e) in _MEROMORPHIC_TYPES
 
 
 def _meromorphic(e) -> bool:
@@ -67,7 +70,8 @@ def _meromorphic(e) -> bool:
             continue
         if not _meromorphic_head(x):
             return False
-        stack.extend(x.args[:1] if isinstance(x, se.Pow) else x.args)
+        stack.extend(x.args[1:] if isinstance(x, se.Pow) and x.args[0] == se.E else
+                     x.args[:1] if isinstance(x, se.Pow) else x.args)
     return True
 
 
@@ -165,7 +169,8 @@ def hidden_identities(args, pairs, seed: int = 20261127) -> dict:
         for v, c in zip(values, computed):
             v[name] = c
         if all(abs(c) < _TINY for c in computed):
-            found[name] = se.Integer(0)
+            if not expr.is_Number:
+                found[name] = se.Integer(0)
             continue
         if any(abs(c) < _TINY for c in computed):
             continue  # zero at one point only: no ratio to compare
