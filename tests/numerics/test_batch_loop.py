@@ -20,6 +20,7 @@ from scipy.integrate import solve_ivp
 
 from anholo.algebra import codegen
 from anholo.algebra.engine import se
+from anholo.algebra.extension import python_include
 from anholo.algebra.program import Program
 from anholo.errors import SimulationError
 from anholo.numerics import compile_system, from_system, simulate
@@ -323,7 +324,7 @@ def test_bound_c_function_through_the_extension_and_its_fallbacks():
     prog = Program.from_expressions([se.Symbol(s_.name) for s_ in (t, x, y, a, b)], [se.sympify(e) for e in EXPRS])
     groups = [("t", [se.Symbol("t")]), ("y", [se.Symbol("x"), se.Symbol("y")]), ("p", [se.Symbol("a"), se.Symbol("b")])]
     f = codegen.generate(prog, groups, backend="c")
-    if codegen._python_include() is not None:
+    if python_include() is not None:
         assert f._ext is not None
     g = f.bind([1.1, 0.6])
     want = f(0.4, [0.7, -0.3], [1.1, 0.6])

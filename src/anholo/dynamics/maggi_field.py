@@ -22,8 +22,8 @@ subexpressions), as automatic differentiation does (Griewank & Walther (2008), c
 
 all of it at ``q̇ = X_α v^α + β`` (the kinematics written once, as definitions), then common-subexpression
 passes over the whole program with the common factors of its sums taken out and the identities found at
-random points removed between them (:func:`global_cse`, :mod:`anholo.algebra.identities`).  The multiplier rows, when asked for, are the dependent components of the same
-vectors: ``μ_a − (W X_β)_{P_a} v̇^β = (∂p/∂t + ∂p/∂q q̇ + W w − ∂L/∂q − Q)_{P_a}``.
+random points removed between them (:func:`global_cse`, :mod:`anholo.algebra.identities`).  The multiplier
+rows, when asked for, are the dependent components of the same vectors: ``μ_a − (W X_β)_{P_a} v̇^β = (∂p/∂t + ∂p/∂q q̇ + W w − ∂L/∂q − Q)_{P_a}``.
 
 These are Maggi's equations term for term.  Hamel's form of the constrained Lagrangian
 ``l(q, v) = L(q, X v + β)`` (Voronets' equations; Neimark & Fufaev (1972); Bloch (2015), §5),
@@ -48,7 +48,8 @@ from ..algebra.identities import hidden_identities
 from ..algebra.program import Program
 from ..errors import NonFiniteExpressionError
 
-__all__ = ["field_program", "formed_field_program", "stored_field_program", "input_digest", "reverse_sweep", "tangent_sweep", "global_cse", "factored"]
+__all__ = ["field_program", "formed_field_program", "stored_field_program", "input_digest", "reverse_sweep",
+           "tangent_sweep", "global_cse", "factored"]
 
 
 class _Names:
